@@ -1,0 +1,215 @@
+/**
+ * # The Project controller's web server
+ *
+ * Metacontroller calls the sync hook over HTTP; this file is only that
+ * transport. It takes a POST, turns every kind of bad input into a short JSON
+ * error, hands the valid ones to `sync` (sync.ts, where the controller's logic
+ * lives) and shuts down without dropping a request when Kubernetes stops the
+ * pod. It uses web-standard Request/Response through Hono, so the same file
+ * runs on Node.js, Deno and Bun.
+ *
+ *   tsx main.ts                  # Node 20
+ *   node main.ts                 # Node 22.18+ and 24
+ *
+ * Importing it starts nothing: tests build the app with `createApp`.
+ */
+import { serve } from "@hono/node-server";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { validator } from "hono/validator";
+import type { Server } from "node:http";
+import * as v from "valibot";
+import { SyncRequest, sync } from "./sync.ts";
+
+export const SYNC_PATH = "/sync";
+export const HEALTH_PATH = "/healthz";
+
+// ## Configuration
+//
+// Everything comes from the environment, with defaults that suit a pod. A bad
+// value stops the process at start with the variable's name, rather than
+// surfacing later as a puzzling failure.
+
+const WholeNumber = v.pipe(v.string(), v.toNumber(), v.integer(), v.minValue(0));
+
+const Config = v.pipe(
+  v.object({
+    PORT: v.optional(v.pipe(WholeNumber, v.maxValue(65535)), "8080"),
+    // Unset means every interface, which a pod needs to be reachable.
+    HOST: v.optional(v.pipe(v.string(), v.nonEmpty())),
+    BODY_LIMIT_BYTES: v.optional(v.pipe(WholeNumber, v.minValue(1)), String(1024 * 1024)),
+    // Below Kubernetes' default 30s grace period, so we exit before the kill.
+    SHUTDOWN_TIMEOUT_SECONDS: v.optional(v.pipe(WholeNumber, v.minValue(1)), "20"),
+    // Probes hit /healthz every few seconds; their lines only show at debug.
+    LOG_LEVEL: v.optional(v.picklist(["info", "debug"]), "info"),
+  }),
+  v.transform((env) => ({
+    port: env.PORT,
+    host: env.HOST,
+    bodyLimitBytes: env.BODY_LIMIT_BYTES,
+    shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
+    logHealthChecks: env.LOG_LEVEL === "debug",
+  })),
+);
+export type Config = v.InferOutput<typeof Config>;
+
+export function readConfig(env: Record<string, string | undefined>): Config {
+  const result = v.safeParse(Config, env);
+  if (result.success) return result.output;
+  const problems = result.issues.map((issue) => `${v.getDotPath(issue)}: ${issue.message}`);
+  throw new Error(`invalid configuration: ${problems.join("; ")}`);
+}
+
+// ## The app
+
+export interface AppOptions {
+  bodyLimitBytes: number;
+  logHealthChecks: boolean;
+  /** The clock `sync` stamps condition transitions with; tests pin it. */
+  now?: () => Date;
+}
+
+export function createApp({ bodyLimitBytes, logHealthChecks, now }: AppOptions): Hono {
+  const app = new Hono();
+  app.use(logRequests(logHealthChecks));
+
+  app.post(
+    SYNC_PATH,
+    requireJsonContentType,
+    bodyLimit({
+      maxSize: bodyLimitBytes,
+      onError: (c) => c.json({ error: `request body is larger than ${bodyLimitBytes} bytes` }, 413),
+    }),
+    // Malformed JSON never reaches this: the validator throws a 400
+    // HTTPException, which onError below turns into JSON.
+    validator("json", (body, c) => {
+      const result = v.safeParse(SyncRequest, body);
+      if (result.success) return result.output;
+      return c.json({ error: "not a sync hook request", issues: describe(result.issues) }, 422);
+    }),
+    async (c) => {
+      const { parent, children } = c.req.valid("json");
+      const answer = sync(parent, children, now);
+      // Spelled out so that nothing else can slip in: hook v2 decodes the
+      // answer strictly and fails on any key it does not know.
+      const body = JSON.stringify({ status: answer.status, children: answer.children });
+      // With `etag.enabled`, Metacontroller sends back the ETag of the last
+      // answer; when it still holds it reuses that answer, and we save the bytes.
+      const etag = await etagOf(body);
+      if (etagMatches(c.req.header("If-None-Match"), etag)) return c.body(null, 304, { ETag: etag });
+      return c.body(body, 200, { "Content-Type": "application/json", ETag: etag });
+    },
+  );
+  app.all(SYNC_PATH, methodNotAllowed("POST"));
+
+  // Hono answers HEAD from the GET route.
+  app.get(HEALTH_PATH, (c) => c.json({ status: "ok" }));
+  app.all(HEALTH_PATH, methodNotAllowed("GET, HEAD"));
+
+  app.notFound((c) => c.json({ error: `no route for ${c.req.path}` }, 404));
+
+  app.onError((error, c) => {
+    if (error instanceof HTTPException && error.status < 500) {
+      return c.json({ error: error.message }, error.status);
+    }
+    // The detail is for the operator's log, never for the response.
+    console.error(`${c.req.method} ${c.req.path} failed:`, error);
+    return c.json({ error: "internal error, see the webhook's log" }, 500);
+  });
+  return app;
+}
+
+// One line per request, once it is answered; Hono's own logger prints two.
+function logRequests(includeHealthChecks: boolean): MiddlewareHandler {
+  return async (c, next) => {
+    const started = performance.now();
+    await next();
+    if (c.req.path === HEALTH_PATH && !includeHealthChecks) return;
+    const milliseconds = (performance.now() - started).toFixed(1);
+    console.log(`${c.req.method} ${c.req.path} ${c.res.status} ${milliseconds}ms`);
+  };
+}
+
+// Hono's validator quietly reads a non-JSON body as `{}`, which would come
+// back as a puzzling schema error; say what is actually wrong instead.
+const requireJsonContentType: MiddlewareHandler = async (c, next) => {
+  const mediaType = c.req.header("Content-Type")?.split(";")[0]?.trim().toLowerCase();
+  if (mediaType === "application/json") return next();
+  return c.json({ error: "Content-Type must be application/json" }, 415);
+};
+
+function methodNotAllowed(allow: string) {
+  return (c: Context) =>
+    c.json({ error: `${c.req.method} is not allowed on ${c.req.path}; use ${allow}` }, 405, { Allow: allow });
+}
+
+// Paths are arrays of keys: a dotted path would be ambiguous through child
+// keys such as `Namespace.v1`. A handful of issues says enough.
+function describe(issues: readonly v.BaseIssue<unknown>[]) {
+  return issues.slice(0, 10).map((issue) => ({
+    path: issue.path?.map((segment) => segment.key) ?? [],
+    message: issue.message,
+  }));
+}
+
+const utf8 = new TextEncoder();
+
+async function etagOf(body: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", utf8.encode(body)));
+  return `"${Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("")}"`;
+}
+
+// If-None-Match may list several tags, and compares them weakly (RFC 9110).
+function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
+}
+
+// ## Serving and shutting down
+
+export function start(config: Config): Server {
+  const app = createApp(config);
+  // Without a `createServer` option, serve() makes a plain node:http server.
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (address) => {
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    console.log(`listening on http://${host}:${address.port}`);
+  }) as Server;
+  closeGracefullyOnSignals(server, config.shutdownTimeoutSeconds);
+  return server;
+}
+
+// Kubernetes sends SIGTERM, then SIGKILL after the grace period. Stop
+// accepting, let the requests in flight finish, and close idle keep-alive
+// connections (Metacontroller's client keeps them open, and server.close()
+// alone would wait for them to time out). A request still running at the
+// deadline is cut off: Metacontroller retries it.
+function closeGracefullyOnSignals(server: Server, deadlineSeconds: number): void {
+  let closing = false;
+  const close = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    console.log(`${signal}: finishing requests in flight, for at most ${deadlineSeconds}s`);
+    setTimeout(() => {
+      console.error(`still busy after ${deadlineSeconds}s: closing the remaining connections`);
+      server.closeAllConnections();
+      process.exit(1);
+    }, deadlineSeconds * 1000).unref();
+    server.close(() => process.exit(0));
+    server.closeIdleConnections();
+  };
+  process.on("SIGTERM", () => close("SIGTERM"));
+  process.on("SIGINT", () => close("SIGINT"));
+}
+
+// Deno, Bun and Node 24.2+ say whether this module is the entry point; on
+// older Node (tsx on 20, 22) compare with the script Node was asked to run.
+const isEntryPoint = import.meta.main ?? import.meta.filename === process.argv[1];
+if (isEntryPoint) {
+  try {
+    start(readConfig(process.env));
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(2);
+  }
+}

@@ -1,0 +1,276 @@
+/**
+ * # The Project controller's sync hook
+ *
+ * A `Project` (projects.agrrh.com/v1, cluster-scoped) should always come with
+ * a Namespace `proj-<project name>` that carries the Project's description and
+ * license as annotations. Metacontroller runs the control loop: whenever a
+ * Project or its Namespace changes, it POSTs what it observed to this hook and
+ * gets back what should exist. It then creates, updates and deletes Namespaces
+ * until the cluster matches, and writes the status we return onto the Project.
+ *
+ * This file is the whole contract, read top to bottom:
+ *   1. the request schema: what Metacontroller sends, checked where we read it;
+ *   2. the types, inferred from that schema, and the shape of our answer;
+ *   3. the naming rule: Project `x` owns Namespace `proj-x`;
+ *   4. `sync`: first the status from what was observed, then the desired
+ *      children.
+ * It imports nothing from the web framework or the runtime, so it can be
+ * tested, and reused, on its own.
+ */
+import * as v from "valibot";
+
+// ## 1. The request
+//
+// Kubernetes omits empty fields (a Project created without `spec`, an object
+// without `status`) and Metacontroller adds fields over time, so every object
+// here is loose: unknown keys pass through untouched, and only the fields that
+// `sync` reads are checked.
+
+const ProjectSpec = v.looseObject({
+  description: v.nullish(v.string()),
+  license: v.nullish(v.string()),
+});
+
+// The status is our own previous answer, read back only to keep a condition's
+// `lastTransitionTime` while its status holds. If it cannot be read we start
+// afresh rather than refuse the request: a refusal would stall the Project
+// until somebody repaired its status by hand.
+const PreviousStatus = v.fallback(
+  v.nullish(
+    v.looseObject({
+      conditions: v.nullish(
+        v.array(
+          v.looseObject({
+            type: v.string(),
+            status: v.string(),
+            lastTransitionTime: v.string(),
+          }),
+        ),
+      ),
+    }),
+  ),
+  undefined,
+);
+
+export const Project = v.looseObject({
+  metadata: v.looseObject({
+    name: v.pipe(v.string(), v.nonEmpty("a Project needs a name")),
+    generation: v.optional(v.number()),
+  }),
+  spec: v.nullish(ProjectSpec),
+  status: PreviousStatus,
+});
+
+const ObservedNamespace = v.looseObject({
+  status: v.nullish(v.looseObject({ phase: v.nullish(v.string()) })),
+});
+
+// Children arrive grouped by `<Kind>.<apiVersion>`, then by name. Metacontroller
+// sends a key for every child resource the CompositeController declares, even
+// when it is empty, so a missing `Namespace.v1` means the hook is wired to the
+// wrong controller: better refused than answered.
+const ObjectsByName = v.record(v.string(), v.looseObject({}));
+export const ObservedChildren = v.objectWithRest(
+  { "Namespace.v1": v.record(v.string(), ObservedNamespace) },
+  ObjectsByName,
+);
+
+export const SyncRequest = v.looseObject({
+  controller: v.optional(v.looseObject({})),
+  parent: Project,
+  children: ObservedChildren,
+  related: v.optional(v.record(v.string(), ObjectsByName)),
+  finalizing: v.optional(v.boolean()),
+});
+
+// ## 2. The types
+//
+// The request types come from the schemas, so they cannot drift apart. The
+// answer is ours to build, so its types are written out.
+
+export type SyncRequest = v.InferOutput<typeof SyncRequest>;
+export type Project = v.InferOutput<typeof Project>;
+export type ObservedChildren = v.InferOutput<typeof ObservedChildren>;
+
+export type Namespace = {
+  apiVersion: "v1";
+  kind: "Namespace";
+  metadata: { name: string; annotations: { description: string; license: string } };
+};
+
+/** The Kubernetes condition shape, as `kubectl wait --for=condition=Ready` reads it. */
+export type ReadyCondition = {
+  type: "Ready";
+  status: "True" | "False";
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+};
+
+export type ProjectStatus = {
+  /** How many Namespaces this Project owns right now, as observed. */
+  namespaces: number;
+  /** The Namespace this Project asks for; absent when it cannot have one. */
+  namespace?: string;
+  observedGeneration?: number;
+  conditions: ReadyCondition[];
+};
+
+/** Exactly the two keys Metacontroller reads: with hook v2 it rejects any other. */
+export type SyncResponse = {
+  status: ProjectStatus;
+  children: Namespace[];
+};
+
+// ## 3. The naming rule
+
+export const NAMESPACE_PREFIX = "proj-";
+export const DEFAULT_LICENSE = "WTFPL";
+
+export function namespaceNameFor(projectName: string): string {
+  return NAMESPACE_PREFIX + projectName;
+}
+
+// A Namespace name is a DNS-1123 label. Project names are looser (dots are
+// allowed, and up to 253 characters), so not every Project can have its
+// Namespace. The CRD refuses such names at admission; this check is for the
+// Projects that got in before it, or where the CRD was not updated.
+const NAMESPACE_NAME_MAX_LENGTH = 63;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function isValidNamespaceName(name: string): boolean {
+  return name.length <= NAMESPACE_NAME_MAX_LENGTH && DNS1123_LABEL.test(name);
+}
+
+// The API server refuses an object whose annotations, keys and values counted
+// in UTF-8 bytes, add up to more than 256 KiB.
+export const ANNOTATIONS_MAX_BYTES = 256 * 1024;
+const utf8 = new TextEncoder();
+
+export function annotationBytes(annotations: Record<string, string>): number {
+  let bytes = 0;
+  for (const [key, value] of Object.entries(annotations)) {
+    bytes += utf8.encode(key).length + utf8.encode(value).length;
+  }
+  return bytes;
+}
+
+// ## 4. sync
+
+type Readiness = Pick<ReadyCondition, "status" | "reason" | "message">;
+
+/**
+ * The desired state for one Project, given what Metacontroller observed.
+ *
+ * Pure: the same observation always gives the same answer (`now` only stamps a
+ * condition whose status changed), and the input is never modified. It returns
+ * the whole desired state every time; deciding whether to create, update or
+ * delete is Metacontroller's job.
+ */
+export function sync(
+  parent: Project,
+  children: ObservedChildren,
+  now: () => Date = () => new Date(),
+): SyncResponse {
+  const name = namespaceNameFor(parent.metadata.name);
+  const wanted: Namespace = {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: {
+      name,
+      annotations: {
+        description: parent.spec?.description ?? "",
+        license: parent.spec?.license ?? DEFAULT_LICENSE,
+      },
+    },
+  };
+  const refusal = whyTheApiServerWouldRefuse(wanted);
+  const observed = children["Namespace.v1"];
+
+  // Phase 1: the status, from what was observed. It must depend on nothing
+  // else: writing it triggers another sync, and an answer that differed each
+  // time would make Metacontroller loop forever.
+  const generation = parent.metadata.generation;
+  const readiness = refusal ?? readinessOf(name, observed[name]);
+  const status: ProjectStatus = {
+    namespaces: Object.keys(observed).length,
+    ...(refusal ? {} : { namespace: name }),
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    conditions: [
+      {
+        type: "Ready",
+        status: readiness.status,
+        ...(generation === undefined ? {} : { observedGeneration: generation }),
+        lastTransitionTime: transitionTime(parent, readiness.status, now),
+        reason: readiness.reason,
+        message: readiness.message,
+      },
+    ],
+  };
+
+  // Phase 2: the desired children. Any observed Namespace not listed here,
+  // such as one left over from an older naming rule, is deleted by
+  // Metacontroller; a Namespace the API server would refuse is not asked for.
+  return { status, children: refusal ? [] : [wanted] };
+}
+
+function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined {
+  const { name, annotations } = namespace.metadata;
+  if (!isValidNamespaceName(name)) {
+    return {
+      status: "False",
+      reason: "InvalidName",
+      message:
+        `"${name}" cannot be a Namespace name: it must be at most ${NAMESPACE_NAME_MAX_LENGTH} ` +
+        "characters of lowercase letters, digits and '-', starting and ending with a letter or digit. " +
+        "Recreate the Project under such a name.",
+    };
+  }
+  const bytes = annotationBytes(annotations);
+  if (bytes > ANNOTATIONS_MAX_BYTES) {
+    return {
+      status: "False",
+      reason: "SpecTooLarge",
+      message: `description and license add up to ${bytes} bytes of annotations; Kubernetes allows ${ANNOTATIONS_MAX_BYTES}.`,
+    };
+  }
+  return undefined;
+}
+
+function readinessOf(name: string, namespace: ObservedChildren["Namespace.v1"][string] | undefined): Readiness {
+  const phase = namespace?.status?.phase;
+  if (!namespace) {
+    return {
+      status: "False",
+      reason: "WaitingForNamespace",
+      message:
+        `Waiting for Metacontroller to create Namespace ${name}. If this lasts, a Namespace of that ` +
+        "name probably exists already and belongs to someone else: Metacontroller never adopts it.",
+    };
+  }
+  if (phase === "Active") {
+    return { status: "True", reason: "NamespaceActive", message: `Namespace ${name} is Active.` };
+  }
+  if (phase === "Terminating") {
+    return {
+      status: "False",
+      reason: "NamespaceTerminating",
+      message: `Namespace ${name} is being deleted; it will be created again once it is gone.`,
+    };
+  }
+  return {
+    status: "False",
+    reason: "NamespaceNotActive",
+    message: `Namespace ${name} is in phase ${phase ?? "(none)"}, not Active.`,
+  };
+}
+
+// Kubernetes conditions record when their status last changed, not when they
+// were last computed: a fresh time on every sync would change the status on
+// every sync, and each change triggers another one.
+function transitionTime(parent: Project, status: ReadyCondition["status"], now: () => Date): string {
+  const previous = parent.status?.conditions?.find((condition) => condition.type === "Ready");
+  if (previous?.status === status) return previous.lastTransitionTime;
+  return now().toISOString().replace(/\.\d+Z$/, "Z");
+}

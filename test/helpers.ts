@@ -1,0 +1,51 @@
+// Builders for the requests the tests send, so each test states only what it is about.
+import { readFileSync } from "node:fs";
+import type { ObservedChildren, Project } from "../sync.ts";
+
+export type FixtureName = "first-sync" | "steady-sync";
+
+/** A request as Metacontroller sends it, fresh for every call so a test may change it. */
+export function fixture(name: FixtureName): { parent: Project; children: ObservedChildren } & Record<string, unknown> {
+  return JSON.parse(readFileSync(new URL(`fixtures/${name}.json`, import.meta.url), "utf8"));
+}
+
+interface ProjectFields {
+  spec?: Project["spec"];
+  status?: Project["status"];
+  /** Defaults to 1, as for a Project just created; `null` leaves it out. */
+  generation?: number | null;
+}
+
+export function project(name: string, { spec, status, generation = 1 }: ProjectFields = {}): Project {
+  return {
+    apiVersion: "agrrh.com/v1",
+    kind: "Project",
+    metadata: { name, ...(generation === null ? {} : { generation }) },
+    ...(spec === undefined ? {} : { spec }),
+    ...(status === undefined ? {} : { status }),
+  };
+}
+
+/** Observed Namespaces by name, each in the given phase (`null` for none). */
+export function namespaces(phases: Record<string, string | null> = {}): ObservedChildren {
+  const byName: ObservedChildren["Namespace.v1"] = {};
+  for (const [name, phase] of Object.entries(phases)) {
+    byName[name] = {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name },
+      ...(phase === null ? {} : { status: { phase } }),
+    };
+  }
+  return { "Namespace.v1": byName };
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+export const clock = (iso: string) => () => new Date(iso);

@@ -1,0 +1,277 @@
+// What `sync` answers for what Metacontroller observed: the rules a user of the
+// controller sees as Namespaces and as the Project's status.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import * as v from "valibot";
+import { ANNOTATIONS_MAX_BYTES, SyncRequest, isValidNamespaceName, sync, type Project } from "../sync.ts";
+import { clock, deepFreeze, fixture, namespaces, project } from "./helpers.ts";
+
+const at = clock("2026-11-30T12:00:00.123Z");
+const later = clock("2026-12-01T08:30:00Z");
+
+function ready(answer: ReturnType<typeof sync>) {
+  const [condition] = answer.status.conditions;
+  assert.ok(condition);
+  return condition;
+}
+
+describe("sync: the desired Namespace", () => {
+  test("a new Project asks for Namespace proj-<name> with its description and license", () => {
+    const answer = sync(project("test", { spec: { description: "Test project", license: "MIT" } }), namespaces(), at);
+    assert.deepEqual(answer.children, [
+      {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "proj-test", annotations: { description: "Test project", license: "MIT" } },
+      },
+    ]);
+  });
+
+  test("a Project without spec gets license WTFPL and an empty description", () => {
+    const [namespace] = sync(project("bare"), namespaces(), at).children;
+    assert.deepEqual(namespace?.metadata.annotations, { description: "", license: "WTFPL" });
+  });
+
+  test("a Project with null spec fields gets the same defaults", () => {
+    for (const spec of [null, { description: null, license: null }]) {
+      const [namespace] = sync(project("bare", { spec }), namespaces(), at).children;
+      assert.deepEqual(namespace?.metadata.annotations, { description: "", license: "WTFPL" });
+    }
+  });
+
+  test("an empty license is kept, not replaced by the default", () => {
+    const [namespace] = sync(project("test", { spec: { license: "" } }), namespaces(), at).children;
+    assert.equal(namespace?.metadata.annotations.license, "");
+  });
+
+  test("the Namespace is asked for again, unchanged, once it exists", () => {
+    const spec = { description: "d", license: "MIT" };
+    const first = sync(project("test", { spec }), namespaces(), at);
+    const steady = sync(project("test", { spec }), namespaces({ "proj-test": "Active" }), at);
+    assert.deepEqual(steady.children, first.children);
+  });
+
+  test("a changed spec asks for the new annotations on the existing Namespace", () => {
+    const answer = sync(project("test", { spec: { license: "Apache-2.0" } }), namespaces({ "proj-test": "Active" }), at);
+    assert.equal(answer.children[0]?.metadata.annotations.license, "Apache-2.0");
+  });
+
+  test("observed Namespaces the Project does not want are left out, so Metacontroller deletes them", () => {
+    const answer = sync(project("test"), namespaces({ "proj-test": "Active", "proj-old-name": "Active" }), at);
+    assert.deepEqual(
+      answer.children.map((namespace) => namespace.metadata.name),
+      ["proj-test"],
+    );
+    assert.equal(answer.status.namespaces, 2);
+  });
+
+  test("only apiVersion, kind, name and annotations are set: Metacontroller adds the labels and owner", () => {
+    const [namespace] = sync(project("test"), namespaces(), at).children;
+    assert.deepEqual(Object.keys(namespace ?? {}), ["apiVersion", "kind", "metadata"]);
+    assert.deepEqual(Object.keys(namespace?.metadata ?? {}), ["name", "annotations"]);
+  });
+});
+
+describe("sync: names that cannot become a Namespace", () => {
+  const longest = "a".repeat(58);
+  for (const name of ["my.project", "a".repeat(59), "Upper", "under_score", "ends-with-"]) {
+    test(`Project "${name.length > 20 ? `${name.length} characters` : name}" asks for no Namespace and says why`, () => {
+      const answer = sync(project(name), namespaces(), at);
+      assert.deepEqual(answer.children, []);
+      assert.equal(answer.status.namespace, undefined);
+      assert.equal(ready(answer).status, "False");
+      assert.equal(ready(answer).reason, "InvalidName");
+      assert.match(ready(answer).message, /at most 63 characters of lowercase letters, digits and '-'/);
+    });
+  }
+
+  test("a 58-character name is the longest that still works", () => {
+    assert.equal(sync(project(longest), namespaces(), at).children.length, 1);
+    assert.equal(isValidNamespaceName(`proj-${longest}`), true);
+    assert.equal(isValidNamespaceName(`proj-${longest}a`), false);
+  });
+
+  test("an invalid Namespace that was observed anyway is deleted", () => {
+    const answer = sync(project("my.project"), namespaces({ "proj-my.project": "Active" }), at);
+    assert.deepEqual(answer.children, []);
+    assert.equal(answer.status.namespaces, 1);
+  });
+});
+
+describe("sync: annotations the API server would refuse", () => {
+  test("a description that takes the annotations over 256 KiB asks for no Namespace and says why", () => {
+    const room = ANNOTATIONS_MAX_BYTES - "description".length - "license".length - "MIT".length;
+    const fits = sync(project("big", { spec: { description: "x".repeat(room), license: "MIT" } }), namespaces(), at);
+    assert.equal(fits.children.length, 1);
+
+    const over = sync(project("big", { spec: { description: "x".repeat(room + 1), license: "MIT" } }), namespaces(), at);
+    assert.deepEqual(over.children, []);
+    assert.equal(ready(over).reason, "SpecTooLarge");
+    assert.match(ready(over).message, /262145 bytes/);
+  });
+
+  test("annotation size is counted in UTF-8 bytes, not characters", () => {
+    const room = ANNOTATIONS_MAX_BYTES - "description".length - "license".length;
+    const answer = sync(project("big", { spec: { description: "é".repeat(room / 2 + 1), license: "" } }), namespaces(), at);
+    assert.equal(ready(answer).reason, "SpecTooLarge");
+  });
+});
+
+describe("sync: status", () => {
+  test("Ready is False while waiting, and the message names the likely cause when it lasts", () => {
+    const answer = sync(project("test"), namespaces(), at);
+    assert.deepEqual(answer.status, {
+      namespaces: 0,
+      namespace: "proj-test",
+      observedGeneration: 1,
+      conditions: [
+        {
+          type: "Ready",
+          status: "False",
+          observedGeneration: 1,
+          lastTransitionTime: "2026-11-30T12:00:00Z",
+          reason: "WaitingForNamespace",
+          message: ready(answer).message,
+        },
+      ],
+    });
+    assert.match(ready(answer).message, /Namespace proj-test/);
+    assert.match(ready(answer).message, /exists already and belongs to someone else/);
+  });
+
+  test("Ready is True once the Namespace is Active", () => {
+    const answer = sync(project("test"), namespaces({ "proj-test": "Active" }), at);
+    assert.equal(answer.status.namespaces, 1);
+    assert.deepEqual(
+      { status: ready(answer).status, reason: ready(answer).reason },
+      { status: "True", reason: "NamespaceActive" },
+    );
+  });
+
+  test("Ready is False while the Namespace is terminating", () => {
+    const answer = sync(project("test"), namespaces({ "proj-test": "Terminating" }), at);
+    assert.deepEqual(
+      { status: ready(answer).status, reason: ready(answer).reason },
+      { status: "False", reason: "NamespaceTerminating" },
+    );
+    assert.equal(answer.children.length, 1, "still wanted, so it comes back once it is gone");
+  });
+
+  test("a Namespace without a phase is not Ready", () => {
+    const answer = sync(project("test"), namespaces({ "proj-test": null }), at);
+    assert.equal(ready(answer).status, "False");
+    assert.equal(ready(answer).reason, "NamespaceNotActive");
+  });
+
+  test("only the Project's own Namespace counts for Ready", () => {
+    const answer = sync(project("test"), namespaces({ "proj-other": "Active" }), at);
+    assert.equal(ready(answer).reason, "WaitingForNamespace");
+  });
+
+  test("observedGeneration follows metadata.generation", () => {
+    const answer = sync(project("test", { generation: 7 }), namespaces(), at);
+    assert.equal(answer.status.observedGeneration, 7);
+    assert.equal(ready(answer).observedGeneration, 7);
+  });
+
+  test("without metadata.generation there is no observedGeneration", () => {
+    const answer = sync(project("test", { generation: null }), namespaces(), at);
+    assert.equal("observedGeneration" in answer.status, false);
+    assert.equal("observedGeneration" in ready(answer), false);
+  });
+
+  test("lastTransitionTime is whole seconds, as Kubernetes writes it", () => {
+    assert.equal(ready(sync(project("test"), namespaces(), at)).lastTransitionTime, "2026-11-30T12:00:00Z");
+  });
+});
+
+describe("sync: a fixed point, so Metacontroller does not loop", () => {
+  // Metacontroller writes the returned status onto the Project, which triggers another sync.
+  function resync(parent: Project, children: ReturnType<typeof namespaces>, answer: ReturnType<typeof sync>) {
+    return sync({ ...parent, status: structuredClone(answer.status) }, children, later);
+  }
+
+  for (const [situation, observed] of [
+    ["waiting for the Namespace", namespaces()],
+    ["the Namespace is Active", namespaces({ "proj-test": "Active" })],
+    ["the Namespace is terminating", namespaces({ "proj-test": "Terminating" })],
+    ["a stale Namespace is observed", namespaces({ "proj-test": "Active", "proj-old": "Active" })],
+  ] as const) {
+    test(`syncing the returned status again returns the same status: ${situation}`, () => {
+      const parent = project("test", { spec: { description: "d" } });
+      const first = sync(parent, observed, at);
+      assert.deepEqual(resync(parent, observed, first), first);
+    });
+  }
+
+  test("syncing again is a fixed point for a name that cannot become a Namespace", () => {
+    const parent = project("my.project");
+    const first = sync(parent, namespaces(), at);
+    assert.deepEqual(resync(parent, namespaces(), first), first);
+  });
+
+  test("lastTransitionTime moves when Ready changes status", () => {
+    const parent = project("test");
+    const waiting = sync(parent, namespaces(), at);
+    const active = resync(parent, namespaces({ "proj-test": "Active" }), waiting);
+    assert.equal(ready(active).status, "True");
+    assert.equal(ready(active).lastTransitionTime, "2026-12-01T08:30:00Z");
+  });
+
+  test("lastTransitionTime stays when only the reason changes", () => {
+    const parent = project("test");
+    const waiting = sync(parent, namespaces(), at);
+    const terminating = resync(parent, namespaces({ "proj-test": "Terminating" }), waiting);
+    assert.equal(ready(terminating).reason, "NamespaceTerminating");
+    assert.equal(ready(terminating).lastTransitionTime, ready(waiting).lastTransitionTime);
+  });
+});
+
+describe("sync: input", () => {
+  test("the input is never modified", () => {
+    const { parent, children } = deepFreeze(fixture("steady-sync"));
+    const before = JSON.stringify({ parent, children });
+    sync(parent, children, at);
+    assert.equal(JSON.stringify({ parent, children }), before);
+  });
+
+  test("a real first sync from Metacontroller, unknown fields and all, is accepted", () => {
+    const request = v.parse(SyncRequest, fixture("first-sync"));
+    assert.equal(sync(request.parent, request.children, at).children[0]?.metadata.name, "proj-test");
+  });
+
+  test("unknown fields are kept by the schema, not stripped or refused", () => {
+    const request = v.parse(SyncRequest, fixture("steady-sync"));
+    assert.equal(request.parent.metadata["uid"], "0b4b6f9e-2f5d-4a8e-8c1e-3f0d9a7e5c21");
+    assert.deepEqual(request.related, {});
+  });
+
+  test("a previous status that cannot be read is ignored, not refused", () => {
+    const request = fixture("steady-sync");
+    request.parent.status = { conditions: "garbage" } as unknown as Project["status"];
+    const parsed = v.safeParse(SyncRequest, request);
+    assert.ok(parsed.success);
+    assert.equal(ready(sync(parsed.output.parent, parsed.output.children, at)).lastTransitionTime, "2026-11-30T12:00:00Z");
+  });
+
+  const refusals: [string, (request: Record<string, any>) => void, (string | number)[]][] = [
+    ["a Project without a name", (r) => delete r["parent"].metadata.name, ["parent", "metadata", "name"]],
+    ["a Project with an empty name", (r) => (r["parent"].metadata.name = ""), ["parent", "metadata", "name"]],
+    ["a description that is not a string", (r) => (r["parent"].spec.description = 42), ["parent", "spec", "description"]],
+    ["a generation that is not a number", (r) => (r["parent"].metadata.generation = "1"), ["parent", "metadata", "generation"]],
+    ["children without Namespace.v1", (r) => (r["children"] = {}), ["children", "Namespace.v1"]],
+    ["a child that is not an object", (r) => (r["children"]["Namespace.v1"]["proj-test"] = 1), ["children", "Namespace.v1", "proj-test"]],
+  ];
+  for (const [what, breakIt, path] of refusals) {
+    test(`the schema refuses ${what}, naming where`, () => {
+      const request = fixture("steady-sync");
+      breakIt(request);
+      const result = v.safeParse(SyncRequest, request);
+      assert.equal(result.success, false);
+      assert.deepEqual(
+        result.issues?.map((issue) => issue.path?.map((segment) => segment.key)),
+        [path],
+      );
+    });
+  }
+});
