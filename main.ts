@@ -180,10 +180,8 @@ export function start(config: Config): Server {
 }
 
 // Kubernetes sends SIGTERM, then SIGKILL after the grace period. Stop
-// accepting, let the requests in flight finish, and close idle keep-alive
-// connections (Metacontroller's client keeps them open, and server.close()
-// alone would wait for them to time out). A request still running at the
-// deadline is cut off: Metacontroller retries it.
+// accepting and let the requests in flight finish. A request still running at
+// the deadline is cut off: Metacontroller retries it.
 function closeGracefullyOnSignals(server: Server, deadlineSeconds: number): void {
   let closing = false;
   const close = (signal: string) => {
@@ -196,7 +194,10 @@ function closeGracefullyOnSignals(server: Server, deadlineSeconds: number): void
       process.exit(1);
     }, deadlineSeconds * 1000).unref();
     server.close(() => process.exit(0));
-    server.closeIdleConnections();
+    // close() ends the keep-alive connections idle at this moment, but one
+    // whose request finishes later would stay open until its keep-alive
+    // timeout and hold the exit back: keep ending those as they go idle.
+    setInterval(() => server.closeIdleConnections(), 50).unref();
   };
   process.on("SIGTERM", () => close("SIGTERM"));
   process.on("SIGINT", () => close("SIGINT"));

@@ -1,0 +1,288 @@
+// What Metacontroller (or curl) sees over HTTP: the answers, the ETag, and a
+// short JSON error with the right status for every kind of bad input. The
+// app runs in-process through Hono's app.request.
+import assert from "node:assert/strict";
+import { describe, test, type TestContext } from "node:test";
+import { HEALTH_PATH, SYNC_PATH, createApp, readConfig } from "../main.ts";
+import { sync } from "../sync.ts";
+import { clock, fixture } from "./helpers.ts";
+
+const now = clock("2026-11-30T12:00:00Z");
+const app = createApp({ bodyLimitBytes: 64 * 1024, logHealthChecks: false, now });
+
+function post(body: unknown, headers: Record<string, string> = {}) {
+  return app.request(SYNC_PATH, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+function quietly(t: TestContext) {
+  t.mock.method(console, "log", () => {});
+  return t.mock.method(console, "error", () => {});
+}
+
+// The tests look into the JSON they get back, whatever its shape.
+async function jsonOf(response: Response): Promise<any> {
+  return response.json();
+}
+
+async function assertJsonError(response: Response, status: number, error: RegExp) {
+  assert.equal(response.status, status);
+  assert.match(response.headers.get("Content-Type") ?? "", /^application\/json/);
+  const body = await jsonOf(response);
+  assert.match(body.error, error);
+  return body;
+}
+
+describe("HTTP: POST /sync", () => {
+  test("a sync request is answered 200 with exactly status and children", async (t) => {
+    quietly(t);
+    const request = fixture("steady-sync");
+    const response = await post(request);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get("Content-Type") ?? "", /^application\/json/);
+    const body = await jsonOf(response);
+    assert.deepEqual(Object.keys(body), ["status", "children"]);
+    assert.deepEqual(body, sync(request.parent, request.children, now));
+  });
+
+  test("a Content-Type with a charset is accepted", async (t) => {
+    quietly(t);
+    const response = await post(fixture("first-sync"), { "Content-Type": "application/json; charset=utf-8" });
+    assert.equal(response.status, 200);
+  });
+
+  test("every answer carries an ETag; sending it back as If-None-Match gets 304 with no body", async (t) => {
+    quietly(t);
+    const first = await post(fixture("steady-sync"));
+    const etag = first.headers.get("ETag");
+    assert.match(etag ?? "", /^"[0-9a-f]{40}"$/);
+
+    const again = await post(fixture("steady-sync"), { "If-None-Match": etag ?? "" });
+    assert.equal(again.status, 304);
+    assert.equal(again.headers.get("ETag"), etag);
+    assert.equal(await again.text(), "");
+  });
+
+  test("a weak or listed If-None-Match matches too", async (t) => {
+    quietly(t);
+    const etag = (await post(fixture("steady-sync"))).headers.get("ETag") ?? "";
+    const again = await post(fixture("steady-sync"), { "If-None-Match": `"other", W/${etag}` });
+    assert.equal(again.status, 304);
+  });
+
+  test("a stale If-None-Match gets the full new answer", async (t) => {
+    quietly(t);
+    const etag = (await post(fixture("first-sync"))).headers.get("ETag") ?? "";
+    const response = await post(fixture("steady-sync"), { "If-None-Match": etag });
+    assert.equal(response.status, 200);
+    assert.notEqual(response.headers.get("ETag"), etag);
+    assert.equal((await jsonOf(response)).children.length, 1);
+  });
+});
+
+describe("HTTP: bad input gets a short JSON error", () => {
+  test("malformed JSON gets 400", async (t) => {
+    quietly(t);
+    await assertJsonError(await post('{"parent": '), 400, /Malformed JSON/);
+  });
+
+  for (const [what, body] of [
+    ["an array", []],
+    ["null", null],
+    ["a string", "just text"],
+  ] as const) {
+    test(`a body that is ${what}, not a JSON object, gets 422`, async (t) => {
+      quietly(t);
+      await assertJsonError(await post(JSON.stringify(body)), 422, /not a sync hook request/);
+    });
+  }
+
+  test("a body that fails the schema gets 422 with paths that stay unambiguous through Namespace.v1", async (t) => {
+    quietly(t);
+    const request = fixture("steady-sync");
+    (request.children["Namespace.v1"] as Record<string, unknown>)["proj-test"] = "not an object";
+    delete (request.parent.metadata as Partial<typeof request.parent.metadata>).name;
+    const body = await assertJsonError(await post(request), 422, /not a sync hook request/);
+    assert.deepEqual(
+      body.issues.map((issue: { path: string[] }) => issue.path),
+      [
+        ["parent", "metadata", "name"],
+        ["children", "Namespace.v1", "proj-test"],
+      ],
+    );
+    for (const issue of body.issues) assert.equal(typeof issue.message, "string");
+  });
+
+  test("a body over the limit gets 413", async (t) => {
+    quietly(t);
+    const request = fixture("first-sync");
+    request.parent.spec = { description: "x".repeat(64 * 1024) };
+    await assertJsonError(await post(request), 413, /larger than 65536 bytes/);
+  });
+
+  test("a chunked body over the limit gets 413 too, counted as it streams", async (t) => {
+    quietly(t);
+    const chunk = new TextEncoder().encode(" ".repeat(16 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        // Endless: the limit, not the end of the body, must stop the read.
+        sent += chunk.length;
+        if (sent > 1024 * 1024) controller.close();
+        else controller.enqueue(chunk);
+      },
+    });
+    const response = await app.request(SYNC_PATH, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    await assertJsonError(response, 413, /larger than 65536 bytes/);
+    assert.ok(sent < 1024 * 1024, "stopped reading at the limit");
+  });
+
+  test("a body under the limit is still accepted when chunked", async (t) => {
+    quietly(t);
+    const bytes = new TextEncoder().encode(JSON.stringify(fixture("first-sync")));
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.close();
+      },
+    });
+    const response = await app.request(SYNC_PATH, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    assert.equal(response.status, 200);
+  });
+
+  for (const contentType of ["text/plain", "application/x-www-form-urlencoded", ""]) {
+    test(`Content-Type "${contentType}" gets 415`, async (t) => {
+      quietly(t);
+      const response = await app.request(SYNC_PATH, {
+        method: "POST",
+        headers: contentType ? { "Content-Type": contentType } : {},
+        body: new TextEncoder().encode(JSON.stringify(fixture("first-sync"))),
+      });
+      await assertJsonError(response, 415, /application\/json/);
+    });
+  }
+
+  for (const [method, path, allow] of [
+    ["GET", SYNC_PATH, "POST"],
+    ["PUT", SYNC_PATH, "POST"],
+    ["POST", HEALTH_PATH, "GET, HEAD"],
+    ["DELETE", HEALTH_PATH, "GET, HEAD"],
+  ] as const) {
+    test(`${method} ${path} gets 405 with Allow: ${allow}`, async (t) => {
+      quietly(t);
+      const response = await app.request(path, { method });
+      await assertJsonError(response, 405, new RegExp(`${method} is not allowed`));
+      assert.equal(response.headers.get("Allow"), allow);
+    });
+  }
+
+  test("an unknown path gets 404", async (t) => {
+    quietly(t);
+    await assertJsonError(await app.request("/nope", { method: "POST" }), 404, /no route for \/nope/);
+  });
+
+  test("an unexpected exception gets 500 with a generic message; the detail goes to the log only", async (t) => {
+    const errors = quietly(t);
+    const broken = createApp({
+      bodyLimitBytes: 1024 * 1024,
+      logHealthChecks: false,
+      now: () => {
+        throw new Error("secret detail");
+      },
+    });
+    const response = await broken.request(SYNC_PATH, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(fixture("first-sync")),
+    });
+    const text = await response.clone().text();
+    await assertJsonError(response, 500, /internal error/);
+    assert.doesNotMatch(text, /secret detail|at .*\.ts/);
+    assert.match(String(errors.mock.calls.map((call) => call.arguments.join(" "))), /secret detail/);
+  });
+});
+
+describe("HTTP: health and logs", () => {
+  test("GET /healthz answers 200", async () => {
+    const response = await app.request(HEALTH_PATH);
+    assert.equal(response.status, 200);
+    assert.deepEqual(await jsonOf(response), { status: "ok" });
+  });
+
+  test("HEAD /healthz answers 200 with no body", async () => {
+    const response = await app.request(HEALTH_PATH, { method: "HEAD" });
+    assert.equal(response.status, 200);
+    assert.equal(await response.text(), "");
+  });
+
+  test("each request is logged on one line with method, path, status and duration", async (t) => {
+    const log = t.mock.method(console, "log", () => {});
+    await post('{"parent": ');
+    assert.equal(log.mock.callCount(), 1);
+    assert.match(String(log.mock.calls[0]?.arguments[0]), /^POST \/sync 400 \d+\.\dms$/);
+  });
+
+  test("health checks are not logged at the default level, only at debug", async (t) => {
+    const log = t.mock.method(console, "log", () => {});
+    await app.request(HEALTH_PATH);
+    assert.equal(log.mock.callCount(), 0);
+
+    const chatty = createApp({ ...readConfig({ LOG_LEVEL: "debug" }), now });
+    await chatty.request(HEALTH_PATH);
+    assert.equal(log.mock.callCount(), 1);
+  });
+});
+
+describe("HTTP: configuration", () => {
+  test("with no environment the webhook listens on 8080 on every interface, with a 1 MiB body limit", () => {
+    assert.deepEqual(readConfig({}), {
+      port: 8080,
+      host: undefined,
+      bodyLimitBytes: 1024 * 1024,
+      shutdownTimeoutSeconds: 20,
+      logHealthChecks: false,
+    });
+  });
+
+  test("every setting comes from its environment variable", () => {
+    const config = readConfig({
+      PORT: "9000",
+      HOST: "127.0.0.1",
+      BODY_LIMIT_BYTES: "2048",
+      SHUTDOWN_TIMEOUT_SECONDS: "5",
+      LOG_LEVEL: "debug",
+    });
+    assert.deepEqual(config, {
+      port: 9000,
+      host: "127.0.0.1",
+      bodyLimitBytes: 2048,
+      shutdownTimeoutSeconds: 5,
+      logHealthChecks: true,
+    });
+  });
+
+  for (const [name, value] of [
+    ["PORT", "http"],
+    ["PORT", "70000"],
+    ["BODY_LIMIT_BYTES", "0"],
+    ["SHUTDOWN_TIMEOUT_SECONDS", "1.5"],
+    ["LOG_LEVEL", "verbose"],
+  ] as const) {
+    test(`${name}=${value} is refused, naming ${name}`, () => {
+      assert.throws(() => readConfig({ [name]: value }), new RegExp(`invalid configuration: ${name}: `));
+    });
+  }
+});

@@ -1,0 +1,148 @@
+// The webhook as a process, the way `npm start` and Kubernetes run it: it
+// listens where it is told, answers over a real socket, and on SIGTERM lets
+// the request in flight finish before it exits 0.
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import http from "node:http";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { SYNC_PATH } from "../main.ts";
+import { fixture } from "./helpers.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
+
+type Webhook = { process: ChildProcess; port: number; output: () => string; exit: Promise<number | null> };
+
+/** Starts `tsx main.ts`, as `npm start` does, on a free port. */
+async function startWebhook(env: Record<string, string> = {}): Promise<Webhook> {
+  const child = spawn(tsx, ["main.ts"], {
+    cwd: root,
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk) => (output += chunk));
+  child.stderr.on("data", (chunk) => (output += chunk));
+  const exit = once(child, "exit").then(([code]) => code as number | null);
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening" line within 20s:\n${output}`)), 20_000);
+    child.stdout.on("data", () => {
+      const match = output.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+    exit.then(() => reject(new Error(`exited before listening:\n${output}`)));
+  });
+  return { process: child, port, output: () => output, exit };
+}
+
+function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const poll = setInterval(() => {
+      if (condition()) {
+        clearInterval(poll);
+        resolve();
+      } else if (Date.now() - started > timeoutMs) {
+        clearInterval(poll);
+        reject(new Error(`timed out waiting for ${what}`));
+      }
+    }, 20);
+  });
+}
+
+describe("process", () => {
+  test("importing main.ts starts no server", async () => {
+    const child = spawn(tsx, ["--eval", "import('./main.ts').then(() => console.log('imported'))"], {
+      cwd: root,
+      env: { ...process.env, PORT: "0" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    const [code] = await once(child, "exit");
+    assert.equal(code, 0);
+    assert.equal(output.trim(), "imported", "a listening server would print, and keep the process alive");
+  });
+
+  test("a bad setting stops the process at start with exit code 2, naming the variable", async () => {
+    const child = spawn(tsx, ["main.ts"], { cwd: root, env: { ...process.env, PORT: "http" }, stdio: "pipe" });
+    let errors = "";
+    child.stderr.on("data", (chunk) => (errors += chunk));
+    const [code] = await once(child, "exit");
+    assert.equal(code, 2);
+    assert.match(errors, /invalid configuration: PORT: /);
+    assert.doesNotMatch(errors, /\n\s+at /, "no stack trace");
+  });
+
+  test("SIGTERM during a request: the request completes, keep-alive connections close, and the process exits 0", async () => {
+    const webhook = await startWebhook();
+    // Two keep-alive connections, as Metacontroller's client keeps: one left idle, one busy.
+    const agent = new http.Agent({ keepAlive: true });
+    const busyAgent = new http.Agent({ keepAlive: true });
+    const body = Buffer.from(JSON.stringify(fixture("steady-sync")));
+    try {
+      // An idle keep-alive connection, as Metacontroller's client leaves one.
+      const warmUp = await fetchOnce(webhook.port, agent, body);
+      assert.equal(warmUp.status, 200);
+      const idleSocket = [...Object.values(agent.freeSockets).flat()][0];
+      assert.ok(idleSocket, "a keep-alive connection waits in the pool");
+      let idleClosed = false;
+      idleSocket.once("close", () => (idleClosed = true));
+
+      // A request in flight: headers and half of the body sent, the rest held back.
+      const inFlight = http.request({
+        port: webhook.port,
+        host: "127.0.0.1",
+        method: "POST",
+        path: SYNC_PATH,
+        agent: busyAgent,
+        headers: { "Content-Type": "application/json", "Content-Length": body.length },
+      });
+      const answered = once(inFlight, "response");
+      inFlight.write(body.subarray(0, body.length / 2));
+      await until(() => /POST \/sync 200/.test(webhook.output()), "the warm-up request's log line");
+
+      webhook.process.kill("SIGTERM");
+      await until(() => webhook.output().includes("SIGTERM"), "the webhook to see SIGTERM");
+      await until(() => idleClosed, "the idle keep-alive connection to close");
+
+      inFlight.end(body.subarray(body.length / 2));
+      const [response] = (await answered) as [http.IncomingMessage];
+      let text = "";
+      for await (const chunk of response) text += chunk;
+      assert.equal(response.statusCode, 200);
+      assert.equal(JSON.parse(text).children[0].metadata.name, "proj-test");
+
+      // Node keeps an idle keep-alive connection for 5s; the webhook must not wait that out.
+      let exitCode: number | null | undefined;
+      webhook.exit.then((code) => (exitCode = code));
+      await until(() => exitCode !== undefined, "the exit, sooner than the 5s keep-alive timeout", 3_000);
+      assert.equal(exitCode, 0, webhook.output());
+    } finally {
+      agent.destroy();
+      busyAgent.destroy();
+      webhook.process.kill("SIGKILL");
+    }
+  });
+});
+
+async function fetchOnce(port: number, agent: http.Agent, body: Buffer) {
+  const request = http.request({
+    port,
+    host: "127.0.0.1",
+    method: "POST",
+    path: SYNC_PATH,
+    agent,
+    headers: { "Content-Type": "application/json", "Content-Length": body.length },
+  });
+  request.end(body);
+  const [response] = (await once(request, "response")) as [http.IncomingMessage];
+  let text = "";
+  for await (const chunk of response) text += chunk;
+  return { status: response.statusCode, text };
+}
