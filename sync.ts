@@ -144,16 +144,25 @@ export function isValidNamespaceName(name: string): boolean {
 }
 
 // The API server refuses an object whose annotations, keys and values counted
-// in UTF-8 bytes, add up to more than 256 KiB.
+// in UTF-8 bytes, add up to more than 256 KiB. Metacontroller's apply keeps a
+// JSON copy of the whole desired object in one more annotation, so the
+// description counts twice, and more where Go's JSON escapes it (`<`, `>`,
+// `&`, U+2028 and U+2029 become six bytes each). The label Metacontroller
+// adds to that copy gets a fixed allowance.
 export const ANNOTATIONS_MAX_BYTES = 256 * 1024;
+const LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-configuration";
+const ALLOWANCE_FOR_METACONTROLLER_LABELS = 256;
 const utf8 = new TextEncoder();
 
-export function annotationBytes(annotations: Record<string, string>): number {
-  let bytes = 0;
-  for (const [key, value] of Object.entries(annotations)) {
-    bytes += utf8.encode(key).length + utf8.encode(value).length;
-  }
-  return bytes;
+export function annotationBytes(namespace: Namespace): number {
+  const bytes = (text: string) => utf8.encode(text).length;
+  let total = bytes(LAST_APPLIED_ANNOTATION) + bytes(asGoJson(namespace)) + ALLOWANCE_FOR_METACONTROLLER_LABELS;
+  for (const [key, value] of Object.entries(namespace.metadata.annotations)) total += bytes(key) + bytes(value);
+  return total;
+}
+
+function asGoJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 // ## 4. sync
@@ -216,7 +225,7 @@ export function sync(
 }
 
 function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined {
-  const { name, annotations } = namespace.metadata;
+  const { name } = namespace.metadata;
   if (!isValidNamespaceName(name)) {
     return {
       status: "False",
@@ -227,12 +236,14 @@ function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined
         "Recreate the Project under such a name.",
     };
   }
-  const bytes = annotationBytes(annotations);
+  const bytes = annotationBytes(namespace);
   if (bytes > ANNOTATIONS_MAX_BYTES) {
     return {
       status: "False",
       reason: "SpecTooLarge",
-      message: `description and license add up to ${bytes} bytes of annotations; Kubernetes allows ${ANNOTATIONS_MAX_BYTES}.`,
+      message:
+        `description and license would make ${bytes} bytes of annotations on Namespace ${name}, ` +
+        `counting the copy Metacontroller keeps; Kubernetes allows ${ANNOTATIONS_MAX_BYTES}. Shorten the description.`,
     };
   }
   return undefined;

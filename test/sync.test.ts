@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import * as v from "valibot";
-import { ANNOTATIONS_MAX_BYTES, SyncRequest, isValidNamespaceName, sync, type Project } from "../sync.ts";
+import { SyncRequest, isValidNamespaceName, sync, type Project } from "../sync.ts";
 import { clock, deepFreeze, fixture, namespaces, project } from "./helpers.ts";
 
 const at = clock("2026-11-30T12:00:00.123Z");
@@ -99,21 +99,32 @@ describe("sync: names that cannot become a Namespace", () => {
 });
 
 describe("sync: annotations the API server would refuse", () => {
-  test("a description that takes the annotations over 256 KiB asks for no Namespace and says why", () => {
-    const room = ANNOTATIONS_MAX_BYTES - "description".length - "license".length - "MIT".length;
-    const fits = sync(project("big", { spec: { description: "x".repeat(room), license: "MIT" } }), namespaces(), at);
-    assert.equal(fits.children.length, 1);
+  const kib = 1024;
+  function withDescription(description: string) {
+    return sync(project("big", { spec: { description, license: "MIT" } }), namespaces(), at);
+  }
 
-    const over = sync(project("big", { spec: { description: "x".repeat(room + 1), license: "MIT" } }), namespaces(), at);
-    assert.deepEqual(over.children, []);
-    assert.equal(ready(over).reason, "SpecTooLarge");
-    assert.match(ready(over).message, /262145 bytes/);
+  // Metacontroller's copy of the desired object doubles the description: 120 KiB fits in 256 KiB, 130 KiB does not.
+  test("a 120 KiB description still gets its Namespace", () => {
+    assert.equal(withDescription("x".repeat(120 * kib)).children.length, 1);
   });
 
-  test("annotation size is counted in UTF-8 bytes, not characters", () => {
-    const room = ANNOTATIONS_MAX_BYTES - "description".length - "license".length;
-    const answer = sync(project("big", { spec: { description: "é".repeat(room / 2 + 1), license: "" } }), namespaces(), at);
+  test("a 130 KiB description, twice over the 256 KiB limit with Metacontroller's copy, gets no Namespace and a reason", () => {
+    const answer = withDescription("x".repeat(130 * kib));
+    assert.deepEqual(answer.children, []);
+    assert.equal(ready(answer).status, "False");
     assert.equal(ready(answer).reason, "SpecTooLarge");
+    assert.match(ready(answer).message, /Kubernetes allows 262144/);
+  });
+
+  test("size is counted in UTF-8 bytes, not characters", () => {
+    assert.equal(withDescription("e".repeat(100 * kib)).children.length, 1);
+    assert.equal(ready(withDescription("é".repeat(100 * kib))).reason, "SpecTooLarge");
+  });
+
+  test("characters that Go's JSON escapes count six times in Metacontroller's copy", () => {
+    assert.equal(withDescription("a".repeat(50 * kib)).children.length, 1);
+    assert.equal(ready(withDescription("<".repeat(50 * kib))).reason, "SpecTooLarge");
   });
 });
 

@@ -1,0 +1,423 @@
+// k8s.yaml, checked the way a cluster would take it: each object against the
+// published Kubernetes schemas or Metacontroller's documented fields, every
+// cross-reference between documents and the code, and the embedded code
+// against the repo.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { CustomResourceDefinition } from "kubernetes-models/apiextensions.k8s.io/v1";
+import { Deployment } from "kubernetes-models/apps/v1";
+import { ConfigMap, Namespace, Service } from "kubernetes-models/v1";
+import * as v from "valibot";
+import { parseAllDocuments, stringify } from "yaml";
+import { HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
+import { DEFAULT_LICENSE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
+import { clock, namespaces, project } from "./helpers.ts";
+import { CHECKSUM_ANNOTATION, MANIFEST_PATH, codeFromRepo, renderManifest } from "./manifest.ts";
+
+const text = readFileSync(MANIFEST_PATH, "utf8");
+const parsed = parseAllDocuments(text);
+assert.ok(Array.isArray(parsed), "k8s.yaml parses as a stream of documents");
+const documents = parsed;
+// The manifest is data of any shape; each test reads what it needs.
+const objects: any[] = documents.map((document) => document.toJS());
+
+function only(kind: string): any {
+  const found = objects.filter((object) => object.kind === kind);
+  assert.equal(found.length, 1, `exactly one ${kind} in k8s.yaml`);
+  return found[0];
+}
+
+const namespace = only("Namespace");
+const crd = only("CustomResourceDefinition");
+const controller = only("CompositeController");
+const configMap = only("ConfigMap");
+const service = only("Service");
+const deployment = only("Deployment");
+const pod = deployment.spec.template.spec;
+const webhook = pod.containers.find((container: any) => container.name === "webhook");
+const install = pod.initContainers.find((container: any) => container.name === "install");
+const projectVersion = crd.spec.versions.find((version: any) => version.name === "v1");
+const projectSchema = projectVersion.schema.openAPIV3Schema;
+const env = (name: string) => webhook.env.find((variable: any) => variable.name === name)?.value;
+
+describe("manifest: documents", () => {
+  test("every document parses, without errors or warnings", () => {
+    for (const document of documents) {
+      assert.deepEqual(document.errors, []);
+      assert.deepEqual(document.warnings, []);
+    }
+  });
+
+  test("the documents come in apply order", () => {
+    assert.deepEqual(
+      objects.map((object) => object.kind),
+      ["Namespace", "CustomResourceDefinition", "CompositeController", "ConfigMap", "Service", "Deployment"],
+    );
+  });
+
+  test("each document has a comment right above it that says why it is there", () => {
+    for (const [index, chunk] of text.split("---\n").entries()) {
+      const lines = chunk.split("\n");
+      const start = lines.findIndex((line) => line.startsWith("apiVersion:"));
+      assert.match(lines[start - 1] ?? "", /^# \S/, `${objects[index].kind} has no comment above it`);
+    }
+  });
+
+  test("the names are the ones the walkthrough's commands use", () => {
+    assert.deepEqual(
+      [namespace.metadata.name, crd.metadata.name, controller.metadata.name, service.metadata.name, deployment.metadata.name],
+      ["meta-project", "projects.agrrh.com", "controller-project", "controller", "controller"],
+    );
+  });
+});
+
+describe("manifest: built-in objects validate against the published Kubernetes schemas", () => {
+  const models = { Namespace, CustomResourceDefinition, ConfigMap, Service, Deployment } as const;
+  for (const [kind, Model] of Object.entries(models)) {
+    test(`${kind} is valid`, () => {
+      assert.doesNotThrow(() => new Model(only(kind)).validate());
+    });
+  }
+
+  test("the schema check can fail: a Deployment with a string for replicas is refused", () => {
+    const broken = structuredClone(deployment);
+    broken.spec.replicas = "two";
+    assert.throws(() => new Deployment(broken).validate());
+  });
+
+  test("the Namespace that sync asks for is valid too", () => {
+    const [child] = sync(project("test", { spec: { description: "d" } }), namespaces(), clock("2026-11-30T00:00:00Z")).children;
+    assert.doesNotThrow(() => new Namespace(child).validate());
+  });
+});
+
+describe("manifest: the CompositeController", () => {
+  // The fields Metacontroller v4 documents for a CompositeController, as far
+  // as this one uses them; strict, so that a misspelt field fails here rather
+  // than being silently ignored by the cluster.
+  const Duration = v.pipe(v.string(), v.regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/));
+  const ResourceRule = v.strictObject({ apiVersion: v.string(), resource: v.string() });
+  const CompositeController = v.strictObject({
+    apiVersion: v.literal("metacontroller.k8s.io/v1alpha1"),
+    kind: v.literal("CompositeController"),
+    metadata: v.strictObject({ name: v.string() }),
+    spec: v.strictObject({
+      generateSelector: v.optional(v.boolean()),
+      resyncPeriodSeconds: v.optional(v.number()),
+      parentResource: ResourceRule,
+      childResources: v.array(
+        v.strictObject({
+          ...ResourceRule.entries,
+          updateStrategy: v.optional(
+            v.strictObject({
+              method: v.picklist(["OnDelete", "Recreate", "InPlace", "RollingRecreate", "RollingInPlace"]),
+            }),
+          ),
+        }),
+      ),
+      hooks: v.strictObject({
+        sync: v.strictObject({
+          version: v.optional(v.picklist(["v1", "v2"])),
+          webhook: v.strictObject({
+            url: v.pipe(v.string(), v.url()),
+            timeout: v.optional(Duration),
+            etag: v.optional(
+              v.strictObject({
+                enabled: v.optional(v.boolean()),
+                cacheTimeoutSeconds: v.optional(v.number()),
+                cacheCleanupSeconds: v.optional(v.number()),
+              }),
+            ),
+          }),
+        }),
+      }),
+    }),
+  });
+
+  test("it uses only fields Metacontroller v4 documents", () => {
+    const result = v.safeParse(CompositeController, controller);
+    assert.ok(result.success, JSON.stringify(result.issues?.map((issue) => [v.getDotPath(issue), issue.message])));
+  });
+
+  test("the field check can fail: a misspelt field is refused", () => {
+    const misspelt = structuredClone(controller);
+    misspelt.spec.generateSelectors = true;
+    assert.equal(v.safeParse(CompositeController, misspelt).success, false);
+  });
+
+  test("children get labelled by Metacontroller, and Namespaces are updated in place", () => {
+    assert.equal(controller.spec.generateSelector, true);
+    assert.deepEqual(controller.spec.childResources, [
+      { apiVersion: "v1", resource: "namespaces", updateStrategy: { method: "InPlace" } },
+    ]);
+  });
+
+  test("the sync webhook has an explicit timeout and the ETag cache on", () => {
+    assert.match(controller.spec.hooks.sync.webhook.timeout, /s$/);
+    assert.equal(controller.spec.hooks.sync.webhook.etag.enabled, true);
+  });
+});
+
+describe("manifest: cross-references agree", () => {
+  test("the parent resource is the CRD's group, version and plural", () => {
+    assert.equal(controller.spec.parentResource.apiVersion, `${crd.spec.group}/${projectVersion.name}`);
+    assert.equal(controller.spec.parentResource.resource, crd.spec.names.plural);
+    assert.equal(crd.metadata.name, `${crd.spec.names.plural}.${crd.spec.group}`);
+  });
+
+  test("the webhook URL reaches the Service's port and the app's sync route", () => {
+    const url = new URL(controller.spec.hooks.sync.webhook.url);
+    assert.equal(url.hostname, `${service.metadata.name}.${service.metadata.namespace}.svc`);
+    const port = url.port === "" ? 80 : Number(url.port);
+    assert.ok(service.spec.ports.some((servicePort: any) => servicePort.port === port));
+    assert.equal(url.pathname, SYNC_PATH);
+  });
+
+  test("the Service and the Deployment select the pods by their labels", () => {
+    const podLabels = deployment.spec.template.metadata.labels;
+    for (const selector of [service.spec.selector, deployment.spec.selector.matchLabels]) {
+      for (const [key, value] of Object.entries(selector)) assert.equal(podLabels[key], value, key);
+    }
+  });
+
+  test("Service targetPort, containerPort, PORT and the webhook's default port are one port", () => {
+    const [servicePort] = service.spec.ports;
+    const containerPort = webhook.ports.find((port: any) => port.name === servicePort.targetPort);
+    assert.ok(containerPort, `a container port named ${servicePort.targetPort}`);
+    assert.equal(String(containerPort.containerPort), env("PORT"));
+    assert.equal(readConfig({}).port, containerPort.containerPort);
+  });
+
+  test("the probes ask the app's health route on the container's port", () => {
+    for (const probe of [webhook.readinessProbe, webhook.livenessProbe]) {
+      assert.equal(probe.httpGet.path, HEALTH_PATH);
+      assert.ok(webhook.ports.some((port: any) => port.name === probe.httpGet.port));
+    }
+  });
+
+  test("the pod's grace period outlasts the preStop pause plus the webhook's shutdown deadline", () => {
+    const deadline = Number(env("SHUTDOWN_TIMEOUT_SECONDS") ?? readConfig({}).shutdownTimeoutSeconds);
+    const pause = webhook.lifecycle?.preStop?.sleep?.seconds ?? 0;
+    assert.ok(pod.terminationGracePeriodSeconds > pause + deadline);
+  });
+
+  test("the init container copies every file of the ConfigMap it mounts", () => {
+    const mount = install.volumeMounts.find((volumeMount: any) => volumeMount.name === "code");
+    const volume = pod.volumes.find((candidate: any) => candidate.name === "code");
+    assert.equal(volume.configMap.name, configMap.metadata.name);
+    const script = install.command.join(" ");
+    for (const file of Object.keys(configMap.data)) assert.ok(script.includes(`${mount.mountPath}/${file}`), file);
+    assert.match(script, /npm install --omit=dev --ignore-scripts/);
+  });
+
+  test("both containers run the same pinned Node 24 image, and the webhook runs main.ts without a build", () => {
+    assert.match(webhook.image, /^node:24\.\d+\.\d+-alpine/);
+    assert.equal(install.image, webhook.image);
+    assert.deepEqual(webhook.command, ["node", "main.ts"]);
+    assert.equal(webhook.workingDir, install.workingDir);
+  });
+
+  test("every namespaced object lives in the controller's namespace", () => {
+    for (const object of [configMap, service, deployment]) assert.equal(object.metadata.namespace, namespace.metadata.name);
+  });
+
+  test("the CRD's default license is sync's", () => {
+    assert.equal(projectSchema.properties.spec.properties.license.default, DEFAULT_LICENSE);
+  });
+});
+
+describe("manifest: the embedded code", () => {
+  test("the ConfigMap holds the repo's main.ts, sync.ts and runtime package.json", () => {
+    assert.equal(renderManifest(text, codeFromRepo()), text, "k8s.yaml is out of date: run npm run manifest");
+  });
+
+  test("the runtime package.json is ESM with the repo's exact runtime dependencies, and nothing else", () => {
+    const repo = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    assert.deepEqual(JSON.parse(configMap.data["package.json"]), { type: "module", dependencies: repo.dependencies });
+    for (const version of Object.values(repo.dependencies)) assert.match(String(version), /^\d+\.\d+\.\d+$/);
+  });
+
+  test("npm run manifest rewrites only the ConfigMap and the code checksum, the rest byte for byte", () => {
+    const code = { ...codeFromRepo(), "sync.ts": "// changed\n" };
+    const before = text.split("---\n");
+    const after = renderManifest(text, code).split("---\n");
+    assert.equal(after.length, before.length);
+    for (const [index, document] of before.entries()) {
+      const kind = objects[index].kind;
+      if (kind === "ConfigMap") assert.match(after[index] ?? "", /sync\.ts: \|\n {4}\/\/ changed\n/);
+      else if (kind === "Deployment") {
+        const changed = (after[index] ?? "").split("\n").filter((line, at) => line !== document.split("\n")[at]);
+        assert.equal(changed.length, 1);
+        assert.match(changed[0] ?? "", new RegExp(`${CHECKSUM_ANNOTATION}: "[0-9a-f]{64}"`));
+      } else assert.equal(after[index], document, `${kind} untouched`);
+    }
+  });
+});
+
+describe("manifest: the CRD keeps out what sync cannot use", () => {
+  const rule = projectSchema["x-kubernetes-validations"].find((validation: any) => validation.rule.includes("metadata.name"));
+  const pattern = new RegExp(/matches\('(.+)'\)/.exec(rule.rule)?.[1] ?? "(?!)");
+
+  // Every name here is a valid object name (a DNS-1123 subdomain), so the API
+  // server would store it if the CRD let it through.
+  const names: [string, boolean][] = [
+    ["test", true],
+    ["a", true],
+    ["0", true],
+    ["my-project-2", true],
+    ["a".repeat(58), true],
+    ["a".repeat(59), false],
+    ["my.project", false],
+    ["a".repeat(63), false],
+    ["x".repeat(30) + "." + "y".repeat(20), false],
+  ];
+  for (const [name, valid] of names) {
+    const shown = name.length > 20 ? `${name.length} characters` : name;
+    test(`admission and sync agree that "${shown}" ${valid ? "can" : "cannot"} become a Namespace`, () => {
+      assert.equal(pattern.test(name), valid, "CRD rule");
+      assert.equal(isValidNamespaceName(namespaceNameFor(name)), valid, "sync");
+    });
+  }
+
+  test("the refusal explains itself", () => {
+    assert.match(rule.message, /at most 58 lowercase letters, digits or '-'/);
+  });
+
+  test("the longest description and license the CRD admits, in the costliest characters, still get their Namespace", () => {
+    const spec = projectSchema.properties.spec.properties;
+    for (const costly of ["\u2028", "<", "😀"]) {
+      const description = costly.repeat(spec.description.maxLength);
+      const license = costly.repeat(spec.license.maxLength);
+      const answer = sync(project("big", { spec: { description, license } }), namespaces(), clock("2026-11-30T00:00:00Z"));
+      assert.equal(answer.children.length, 1, JSON.stringify(answer.status.conditions[0]?.reason));
+    }
+  });
+});
+
+describe("manifest: the status sync writes survives pruning", () => {
+  // The API server drops status fields its schema does not declare.
+  function assertDeclared(value: unknown, schema: any, path: string) {
+    assert.ok(schema, `${path} is not declared in the CRD's status schema`);
+    if (Array.isArray(value)) {
+      assert.equal(schema.type, "array", path);
+      value.forEach((item, index) => assertDeclared(item, schema.items, `${path}[${index}]`));
+    } else if (value !== null && typeof value === "object") {
+      assert.equal(schema.type, "object", path);
+      for (const required of schema.required ?? []) assert.ok(required in value, `${path}.${required} is required`);
+      for (const [key, child] of Object.entries(value)) assertDeclared(child, schema.properties?.[key], `${path}.${key}`);
+    } else {
+      const type = typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value;
+      assert.equal(schema.type, type, path);
+      if (schema.enum) assert.ok(schema.enum.includes(value), `${path} = ${String(value)}`);
+    }
+  }
+
+  const now = clock("2026-11-30T00:00:00Z");
+  for (const [situation, answer] of [
+    ["waiting", sync(project("test"), namespaces(), now)],
+    ["ready", sync(project("test"), namespaces({ "proj-test": "Active" }), now)],
+    ["terminating", sync(project("test"), namespaces({ "proj-test": "Terminating" }), now)],
+    ["invalid name", sync(project("my.project"), namespaces(), now)],
+  ] as const) {
+    test(`every status field is declared: ${situation}`, () => {
+      assertDeclared(answer.status, projectSchema.properties.status, "status");
+    });
+  }
+
+  test("kubectl get projects shows the Namespace, License, Ready and Age", () => {
+    assert.deepEqual(
+      projectVersion.additionalPrinterColumns.map((column: any) => column.name),
+      ["Namespace", "License", "Ready", "Age"],
+    );
+    assert.deepEqual(projectVersion.subresources, { status: {} });
+  });
+});
+
+describe("manifest: the pod passes Pod Security restricted", () => {
+  const containers = [...pod.containers, ...pod.initContainers];
+
+  test("the namespace enforces the restricted profile", () => {
+    assert.equal(namespace.metadata.labels["pod-security.kubernetes.io/enforce"], "restricted");
+  });
+
+  test("the pod runs as a numeric non-root user with the runtime's default seccomp profile", () => {
+    assert.equal(pod.securityContext.runAsNonRoot, true);
+    assert.ok(Number.isInteger(pod.securityContext.runAsUser) && pod.securityContext.runAsUser > 0);
+    assert.equal(pod.securityContext.seccompProfile.type, "RuntimeDefault");
+    assert.equal(pod.hostNetwork ?? false, false);
+    assert.equal(pod.hostPID ?? false, false);
+    assert.equal(pod.hostIPC ?? false, false);
+  });
+
+  for (const container of containers) {
+    test(`container ${container.name} cannot escalate, has no capabilities and a read-only root`, () => {
+      const context = container.securityContext;
+      assert.equal(context.allowPrivilegeEscalation, false);
+      assert.deepEqual(context.capabilities.drop, ["ALL"]);
+      assert.equal(context.capabilities.add, undefined);
+      assert.equal(context.privileged ?? false, false);
+      assert.equal(context.readOnlyRootFilesystem, true);
+      assert.notEqual(context.runAsUser, 0);
+    });
+
+    test(`container ${container.name} has CPU and memory requests and limits`, () => {
+      for (const kind of ["requests", "limits"]) {
+        assert.ok(container.resources[kind].cpu, `${kind}.cpu`);
+        assert.ok(container.resources[kind].memory, `${kind}.memory`);
+      }
+    });
+  }
+
+  test("only volume types the restricted profile allows", () => {
+    const allowed = ["configMap", "emptyDir", "projected", "secret", "downwardAPI", "persistentVolumeClaim", "ephemeral", "csi"];
+    for (const volume of pod.volumes) {
+      const types = Object.keys(volume).filter((key) => key !== "name");
+      assert.ok(types.every((type) => allowed.includes(type)), `${volume.name}: ${types}`);
+    }
+  });
+
+  test("at least two replicas, and a rollout never takes one away before its successor is ready", () => {
+    assert.ok(deployment.spec.replicas >= 2);
+    assert.equal(deployment.spec.strategy.rollingUpdate.maxUnavailable, 0);
+    assert.ok(webhook.readinessProbe && webhook.livenessProbe);
+  });
+
+  test("the recommended app.kubernetes.io labels are on every object of the webhook", () => {
+    for (const object of [configMap, service, deployment, deployment.spec.template]) {
+      for (const label of ["name", "component", "part-of"]) {
+        assert.ok(object.metadata.labels[`app.kubernetes.io/${label}`], `${object.kind ?? "pod template"}: ${label}`);
+      }
+    }
+  });
+});
+
+describe("manifest: the end-to-end walkthrough", () => {
+  test("npm run test:e2e says it is skipped, and exits 0, where no cluster answers", () => {
+    const directory = mkdtempSync(join(tmpdir(), "e2e-"));
+    const kubeconfig = join(directory, "config");
+    // A context whose API server refuses connections at once.
+    writeFileSync(
+      kubeconfig,
+      stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "nowhere", cluster: { server: "https://127.0.0.1:9" } }],
+        users: [{ name: "nobody", user: {} }],
+        contexts: [{ name: "nowhere", context: { cluster: "nowhere", user: "nobody" } }],
+        "current-context": "nowhere",
+      }),
+    );
+    const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
+    const run = spawnSync(tsx, [fileURLToPath(new URL("e2e.ts", import.meta.url))], {
+      env: { ...process.env, KUBECONFIG: kubeconfig },
+      encoding: "utf8",
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /^e2e skipped: /m);
+  });
+});
