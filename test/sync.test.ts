@@ -215,6 +215,11 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
     });
   }
 
+  test("a real steady-state request from Metacontroller gets back exactly the status it carries", () => {
+    const { parent, children } = fixture("steady-sync");
+    assert.deepEqual(sync(parent, children, later).status, parent.status);
+  });
+
   test("syncing again is a fixed point for a name that cannot become a Namespace", () => {
     const parent = project("my.project");
     const first = sync(parent, namespaces(), at);

@@ -1,0 +1,191 @@
+// `npm run test:runtimes`: the unmodified main.ts and sync.ts on five
+// runtimes. Each starts on a free port, must answer the same requests
+// exactly as the reference (tsx on the machine's Node 20) does, and must exit
+// 0 on SIGTERM. The runtimes come from the npm registry at pinned versions and
+// are kept in .cache/runtimes, so a second run downloads nothing.
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+import { HEALTH_PATH, SYNC_PATH } from "../main.ts";
+import { fixture } from "./helpers.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const cache = fileURLToPath(new URL("../.cache/runtimes/", import.meta.url));
+const SHUTDOWN_TIMEOUT_SECONDS = 5;
+
+// Node 24 is the version the Deployment's image runs, read from k8s.yaml.
+function deployedNodeVersion(): string {
+  const manifest = readFileSync(new URL("../k8s.yaml", import.meta.url), "utf8");
+  const deployment = parseAllDocuments(manifest)
+    .map((document) => document.toJS())
+    .find((object) => object.kind === "Deployment");
+  const image: string = deployment.spec.template.spec.containers[0].image;
+  const version = /^node:(\d+\.\d+\.\d+)-/.exec(image)?.[1];
+  assert.ok(version, `an exact Node version in the image tag ${image}`);
+  return version;
+}
+
+type Runtime = {
+  name: string;
+  /** npm package that ships the runtime's binary; none for the machine's own Node. */
+  npm?: { name: string; version: string; bin: string };
+  command: (bin: string) => string[];
+  version: (bin: string) => string;
+};
+
+const firstLine = (command: string[]) =>
+  (spawnSync(command[0] ?? "", command.slice(1), { encoding: "utf8" }).stdout ?? "").split("\n")[0]?.trim() ?? "";
+
+const runtimes: Runtime[] = [
+  {
+    name: "Node 20, tsx",
+    command: () => [fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url)), "main.ts"],
+    version: () => process.version,
+  },
+  {
+    name: "Node 22",
+    npm: { name: "node", version: "22.23.3", bin: "node" },
+    command: (bin) => [bin, "main.ts"],
+    version: (bin) => firstLine([bin, "--version"]),
+  },
+  {
+    name: "Node 24",
+    npm: { name: "node", version: deployedNodeVersion(), bin: "node" },
+    command: (bin) => [bin, "main.ts"],
+    version: (bin) => firstLine([bin, "--version"]),
+  },
+  {
+    name: "Deno",
+    npm: { name: "deno", version: "2.9.6", bin: "deno" },
+    // Only what the webhook needs: listen on loopback, read its settings.
+    command: (bin) => [
+      bin,
+      "run",
+      "--allow-net=127.0.0.1",
+      "--allow-env=PORT,HOST,BODY_LIMIT_BYTES,SHUTDOWN_TIMEOUT_SECONDS,LOG_LEVEL",
+      "main.ts",
+    ],
+    version: (bin) => firstLine([bin, "--version"]).split(" (")[0] ?? "",
+  },
+  {
+    name: "Bun",
+    npm: { name: "bun", version: "1.4.5", bin: "bun" },
+    command: (bin) => [bin, "main.ts"],
+    version: (bin) => firstLine([bin, "--version"]),
+  },
+];
+
+/** The runtime's binary, installed from the npm registry into the cache on first use. */
+function install(npm: NonNullable<Runtime["npm"]>): string {
+  const directory = `${cache}${npm.name}@${npm.version}`;
+  const bin = `${directory}/node_modules/.bin/${npm.bin}`;
+  if (existsSync(bin)) return bin;
+  mkdirSync(directory, { recursive: true });
+  writeFileSync(`${directory}/package.json`, '{ "private": true }\n');
+  const result = spawnSync(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--no-package-lock", "--save-exact", `${npm.name}@${npm.version}`],
+    { cwd: directory, encoding: "utf8" },
+  );
+  assert.equal(result.status, 0, `npm install ${npm.name}@${npm.version} failed:\n${result.stderr}`);
+  return bin;
+}
+
+// The requests every runtime must answer alike.
+const invalid = fixture("steady-sync");
+delete (invalid.parent.metadata as { name?: string }).name;
+const requests: [string, string][] = [
+  ["first sync", JSON.stringify(fixture("first-sync"))],
+  ["steady sync", JSON.stringify(fixture("steady-sync"))],
+  ["invalid body", JSON.stringify(invalid)],
+  ["malformed JSON", '{"parent": '],
+];
+
+type Reply = { status: number; body: unknown };
+
+// A condition that just changed is stamped with the current time, which no two
+// runs share; every other byte of the answer must be the same.
+function comparable(body: unknown): unknown {
+  return JSON.parse(JSON.stringify(body), (key, value) =>
+    key === "lastTransitionTime" && Math.abs(Date.parse(value) - Date.now()) < 10 * 60_000 ? "(just now)" : value,
+  );
+}
+
+async function run(runtime: Runtime): Promise<{ version: string; startupMs: number; replies: Reply[] }> {
+  const bin = runtime.npm ? install(runtime.npm) : process.execPath;
+  const [command = "", ...args] = runtime.command(bin);
+  const started = performance.now();
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk) => (output += chunk));
+  child.stderr.on("data", (chunk) => (output += chunk));
+  const exited = once(child, "exit");
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no "listening" line in 30s:\n${output}`)), 30_000);
+      child.stdout.on("data", () => {
+        const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(Number(match[1]));
+        }
+      });
+      exited.then(() => reject(new Error(`exited before listening:\n${output}`)));
+    });
+    const base = `http://127.0.0.1:${port}`;
+    const health = await fetch(base + HEALTH_PATH);
+    assert.equal(health.status, 200, `${HEALTH_PATH} answered ${health.status}`);
+    const startupMs = performance.now() - started;
+
+    const replies: Reply[] = [];
+    for (const [, body] of requests) {
+      const response = await fetch(base + SYNC_PATH, { method: "POST", headers: { "Content-Type": "application/json" }, body });
+      replies.push({ status: response.status, body: comparable(await response.json()) });
+    }
+
+    const stopping = performance.now();
+    child.kill("SIGTERM");
+    const [code] = await Promise.race([
+      exited,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`still running ${SHUTDOWN_TIMEOUT_SECONDS}s after SIGTERM`)), SHUTDOWN_TIMEOUT_SECONDS * 1000),
+      ),
+    ]);
+    assert.equal(code, 0, `exit code after SIGTERM (in ${(performance.now() - stopping).toFixed(0)}ms):\n${output}`);
+    return { version: runtime.version(bin), startupMs, replies };
+  } finally {
+    child.kill("SIGKILL");
+  }
+}
+
+const rows: string[][] = [];
+let reference: Reply[] | undefined;
+let failures = 0;
+for (const runtime of runtimes) {
+  try {
+    const { version, startupMs, replies } = await run(runtime);
+    reference ??= replies;
+    for (const [index, [what]] of requests.entries()) {
+      assert.deepEqual(replies[index], reference[index], `${what}: the answer differs from ${runtimes[0]?.name}'s`);
+    }
+    rows.push([runtime.name, version, `${startupMs.toFixed(0)} ms`, "pass"]);
+  } catch (error) {
+    failures += 1;
+    rows.push([runtime.name, "", "", "FAIL"]);
+    console.error(`${runtime.name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+const header = ["runtime", "version", "startup to healthy", "result"];
+const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
+const line = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(" | ")} |`;
+console.log([line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join("\n"));
+console.log(`${rows.length - failures} passed, ${failures} failed`);
+process.exit(failures === 0 ? 0 : 1);
