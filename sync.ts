@@ -165,6 +165,18 @@ function asGoJson(value: unknown): string {
   return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+// Counting means encoding the whole object, on every sync. Skip it when even
+// the worst case is under the limit, as it is for all but huge descriptions:
+// a UTF-16 unit takes at most 3 bytes as itself plus 6 escaped in the copy,
+// and the rest (keys, the copy's JSON around the values, the label allowance,
+// a 63-character name) stays under a fixed kilobyte.
+export const WORST_BYTES_PER_UNIT = 9;
+export const WORST_FIXED_BYTES = 1024;
+
+function mayExceedAnnotationLimit({ description, license }: Namespace["metadata"]["annotations"]): boolean {
+  return WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * (description.length + license.length) > ANNOTATIONS_MAX_BYTES;
+}
+
 // ## 4. sync
 
 type Readiness = Pick<ReadyCondition, "status" | "reason" | "message">;
@@ -236,7 +248,7 @@ function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined
         "Recreate the Project under such a name.",
     };
   }
-  const bytes = annotationBytes(namespace);
+  const bytes = mayExceedAnnotationLimit(namespace.metadata.annotations) ? annotationBytes(namespace) : 0;
   if (bytes > ANNOTATIONS_MAX_BYTES) {
     return {
       status: "False",

@@ -123,6 +123,28 @@ describe("HTTP: bad input gets a short JSON error", () => {
     await assertJsonError(await post(request), 413, /larger than 65536 bytes/);
   });
 
+  test("a declared Content-Length over the limit gets 413 without the body being read", async (t) => {
+    quietly(t);
+    let pulled = false;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          pulled = true;
+          controller.close();
+        },
+      },
+      { highWaterMark: 0 }, // pull only when somebody reads
+    );
+    const response = await app.request(SYNC_PATH, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Content-Length": String(64 * 1024 + 1) },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    await assertJsonError(response, 413, /larger than 65536 bytes/);
+    assert.equal(pulled, false);
+  });
+
   test("a chunked body over the limit gets 413 too, counted as it streams", async (t) => {
     quietly(t);
     const chunk = new TextEncoder().encode(" ".repeat(16 * 1024));

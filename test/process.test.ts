@@ -2,43 +2,16 @@
 // listens where it is told, answers over a real socket, and on SIGTERM lets
 // the request in flight finish before it exits 0.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import http from "node:http";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { SYNC_PATH } from "../main.ts";
 import { fixture } from "./helpers.ts";
+import { root, spawnServer, tsx } from "./spawn-server.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
-
-type Webhook = { process: ChildProcess; port: number; output: () => string; exit: Promise<number | null> };
-
-/** Starts `tsx main.ts`, as `npm start` does, on a free port. */
-async function startWebhook(env: Record<string, string> = {}): Promise<Webhook> {
-  const child = spawn(tsx, ["main.ts"], {
-    cwd: root,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (chunk) => (output += chunk));
-  child.stderr.on("data", (chunk) => (output += chunk));
-  const exit = once(child, "exit").then(([code]) => code as number | null);
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" line within 20s:\n${output}`)), 20_000);
-    child.stdout.on("data", () => {
-      const match = output.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (match) {
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    });
-    exit.then(() => reject(new Error(`exited before listening:\n${output}`)));
-  });
-  return { process: child, port, output: () => output, exit };
-}
+/** Starts `tsx main.ts`, as `npm start` does. */
+const startWebhook = () => spawnServer([tsx, "main.ts"]);
 
 function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -4,34 +4,18 @@
 // 0 on SIGTERM. The runtimes come from the npm registry at pinned versions and
 // are kept in .cache/runtimes, so a second run downloads nothing.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
+import { spawnSync } from "node:child_process";
 import { HEALTH_PATH, SYNC_PATH } from "../main.ts";
 import { fixture } from "./helpers.ts";
+import { deployedNodeVersion, install, type NpmRuntime } from "./runtime-cache.ts";
+import { spawnServer, tsx } from "./spawn-server.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const cache = fileURLToPath(new URL("../.cache/runtimes/", import.meta.url));
 const SHUTDOWN_TIMEOUT_SECONDS = 5;
-
-// Node 24 is the version the Deployment's image runs, read from k8s.yaml.
-function deployedNodeVersion(): string {
-  const manifest = readFileSync(new URL("../k8s.yaml", import.meta.url), "utf8");
-  const deployment = parseAllDocuments(manifest)
-    .map((document) => document.toJS())
-    .find((object) => object.kind === "Deployment");
-  const image: string = deployment.spec.template.spec.containers[0].image;
-  const version = /^node:(\d+\.\d+\.\d+)-/.exec(image)?.[1];
-  assert.ok(version, `an exact Node version in the image tag ${image}`);
-  return version;
-}
 
 type Runtime = {
   name: string;
   /** npm package that ships the runtime's binary; none for the machine's own Node. */
-  npm?: { name: string; version: string; bin: string };
+  npm?: NpmRuntime;
   command: (bin: string) => string[];
   version: (bin: string) => string;
 };
@@ -42,7 +26,7 @@ const firstLine = (command: string[]) =>
 const runtimes: Runtime[] = [
   {
     name: "Node 20, tsx",
-    command: () => [fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url)), "main.ts"],
+    command: () => [tsx, "main.ts"],
     version: () => process.version,
   },
   {
@@ -78,22 +62,6 @@ const runtimes: Runtime[] = [
   },
 ];
 
-/** The runtime's binary, installed from the npm registry into the cache on first use. */
-function install(npm: NonNullable<Runtime["npm"]>): string {
-  const directory = `${cache}${npm.name}@${npm.version}`;
-  const bin = `${directory}/node_modules/.bin/${npm.bin}`;
-  if (existsSync(bin)) return bin;
-  mkdirSync(directory, { recursive: true });
-  writeFileSync(`${directory}/package.json`, '{ "private": true }\n');
-  const result = spawnSync(
-    "npm",
-    ["install", "--no-audit", "--no-fund", "--no-package-lock", "--save-exact", `${npm.name}@${npm.version}`],
-    { cwd: directory, encoding: "utf8" },
-  );
-  assert.equal(result.status, 0, `npm install ${npm.name}@${npm.version} failed:\n${result.stderr}`);
-  return bin;
-}
-
 // The requests every runtime must answer alike.
 const invalid = fixture("steady-sync");
 delete (invalid.parent.metadata as { name?: string }).name;
@@ -116,30 +84,10 @@ function comparable(body: unknown): unknown {
 
 async function run(runtime: Runtime): Promise<{ version: string; startupMs: number; replies: Reply[] }> {
   const bin = runtime.npm ? install(runtime.npm) : process.execPath;
-  const [command = "", ...args] = runtime.command(bin);
   const started = performance.now();
-  const child = spawn(command, args, {
-    cwd: root,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (chunk) => (output += chunk));
-  child.stderr.on("data", (chunk) => (output += chunk));
-  const exited = once(child, "exit");
+  const server = await spawnServer(runtime.command(bin), { SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_TIMEOUT_SECONDS) });
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no "listening" line in 30s:\n${output}`)), 30_000);
-      child.stdout.on("data", () => {
-        const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(Number(match[1]));
-        }
-      });
-      exited.then(() => reject(new Error(`exited before listening:\n${output}`)));
-    });
-    const base = `http://127.0.0.1:${port}`;
+    const base = `http://127.0.0.1:${server.port}`;
     const health = await fetch(base + HEALTH_PATH);
     assert.equal(health.status, 200, `${HEALTH_PATH} answered ${health.status}`);
     const startupMs = performance.now() - started;
@@ -151,17 +99,17 @@ async function run(runtime: Runtime): Promise<{ version: string; startupMs: numb
     }
 
     const stopping = performance.now();
-    child.kill("SIGTERM");
-    const [code] = await Promise.race([
-      exited,
+    server.process.kill("SIGTERM");
+    const code = await Promise.race([
+      server.exit,
       new Promise<never>((_, reject) =>
         setTimeout(() => reject(new Error(`still running ${SHUTDOWN_TIMEOUT_SECONDS}s after SIGTERM`)), SHUTDOWN_TIMEOUT_SECONDS * 1000),
       ),
     ]);
-    assert.equal(code, 0, `exit code after SIGTERM (in ${(performance.now() - stopping).toFixed(0)}ms):\n${output}`);
+    assert.equal(code, 0, `exit code after SIGTERM (in ${(performance.now() - stopping).toFixed(0)}ms):\n${server.output()}`);
     return { version: runtime.version(bin), startupMs, replies };
   } finally {
-    child.kill("SIGKILL");
+    server.process.kill("SIGKILL");
   }
 }
 

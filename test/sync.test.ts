@@ -3,7 +3,15 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import * as v from "valibot";
-import { SyncRequest, isValidNamespaceName, sync, type Project } from "../sync.ts";
+import {
+  SyncRequest,
+  WORST_BYTES_PER_UNIT,
+  WORST_FIXED_BYTES,
+  annotationBytes,
+  isValidNamespaceName,
+  sync,
+  type Project,
+} from "../sync.ts";
 import { clock, deepFreeze, fixture, namespaces, project } from "./helpers.ts";
 
 const at = clock("2026-11-30T12:00:00.123Z");
@@ -120,6 +128,17 @@ describe("sync: annotations the API server would refuse", () => {
   test("size is counted in UTF-8 bytes, not characters", () => {
     assert.equal(withDescription("e".repeat(100 * kib)).children.length, 1);
     assert.equal(ready(withDescription("é".repeat(100 * kib))).reason, "SpecTooLarge");
+  });
+
+  test("the quick worst-case bound never counts fewer bytes than the exact count", () => {
+    for (const unit of ["a", "é", "<", "\u2028", "\u0001", "😀", "\ud800"]) {
+      for (const length of [0, 1, 1000]) {
+        const [namespace] = sync(project("a".repeat(58), { spec: { description: unit.repeat(length), license: unit } }), namespaces(), at).children;
+        assert.ok(namespace);
+        const units = unit.length * (length + 1);
+        assert.ok(annotationBytes(namespace) <= WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * units, `${JSON.stringify(unit)} x ${length}`);
+      }
+    }
   });
 
   test("characters that Go's JSON escapes count six times in Metacontroller's copy", () => {

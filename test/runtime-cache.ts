@@ -1,0 +1,40 @@
+// Runtimes from the npm registry (the packages node, deno and bun ship real
+// binaries), installed once into .cache/runtimes and reused by later runs.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+
+const cache = fileURLToPath(new URL("../.cache/runtimes/", import.meta.url));
+
+export type NpmRuntime = { name: string; version: string; bin: string };
+
+// Node 24 is the version the Deployment's image runs, read from k8s.yaml.
+export function deployedNodeVersion(): string {
+  const manifest = readFileSync(new URL("../k8s.yaml", import.meta.url), "utf8");
+  const deployment = parseAllDocuments(manifest)
+    .map((document) => document.toJS())
+    .find((object) => object.kind === "Deployment");
+  const image: string = deployment.spec.template.spec.containers[0].image;
+  const version = /^node:(\d+\.\d+\.\d+)-/.exec(image)?.[1];
+  assert.ok(version, `an exact Node version in the image tag ${image}`);
+  return version;
+}
+
+/** The runtime's binary, installed from the npm registry into the cache on first use. */
+export function install(npm: NpmRuntime): string {
+  const directory = `${cache}${npm.name}@${npm.version}`;
+  const bin = `${directory}/node_modules/.bin/${npm.bin}`;
+  if (existsSync(bin)) return bin;
+  mkdirSync(directory, { recursive: true });
+  writeFileSync(`${directory}/package.json`, '{ "private": true }\n');
+  const result = spawnSync(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--no-package-lock", "--save-exact", `${npm.name}@${npm.version}`],
+    { cwd: directory, encoding: "utf8" },
+  );
+  assert.equal(result.status, 0, `npm install ${npm.name}@${npm.version} failed:\n${result.stderr}`);
+  return bin;
+}
+
