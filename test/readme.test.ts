@@ -1,0 +1,35 @@
+// The README's transcripts are what the webhook really answers, so that a
+// reader who runs them sees what they read.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import { SYNC_PATH, createApp, readConfig } from "../main.ts";
+import { fixture } from "./helpers.ts";
+
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const app = createApp(readConfig({}));
+
+describe("README", () => {
+  test("the steady-sync transcript shows the webhook's exact answer and ETag", async (t) => {
+    t.mock.method(console, "log", () => {});
+    const response = await app.request(SYNC_PATH, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(fixture("steady-sync")),
+    });
+    const etag = response.headers.get("ETag") ?? "";
+    const body = await response.text();
+    assert.ok(readme.includes(`etag: ${etag}\n`), `README shows the ETag ${etag}`);
+    assert.ok(readme.includes(`-H 'If-None-Match: ${etag}'`), "README sends that ETag back");
+    assert.ok(readme.includes(`\n${body}\n`), `README shows the answer:\n${body}`);
+  });
+
+  test("the quickstart is npm ci && npm start, then npm test, as CI runs it", () => {
+    assert.match(readme, /npm ci && npm start {5}# the webhook, on http:\/\/localhost:8080/);
+    assert.match(readme, /\nnpm test {16}# type check and every test/);
+    const ci = readFileSync(new URL("../.ci/run", import.meta.url), "utf8");
+    assert.match(ci, /^npm ci$/m);
+    assert.match(ci, /^npm test$/m);
+    assert.equal(readConfig({}).port, 8080);
+  });
+});
