@@ -18,6 +18,16 @@ function post(body: unknown, headers: Record<string, string> = {}) {
   });
 }
 
+/** A POST whose body streams in, with no Content-Length unless given one. */
+function postStream(body: ReadableStream<Uint8Array>, headers: Record<string, string> = {}) {
+  return app.request(SYNC_PATH, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", ...headers },
+    body,
+    duplex: "half",
+  } as RequestInit);
+}
+
 function quietly(t: TestContext) {
   t.mock.method(console, "log", () => {});
   return t.mock.method(console, "error", () => {});
@@ -135,12 +145,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
       },
       { highWaterMark: 0 }, // pull only when somebody reads
     );
-    const response = await app.request(SYNC_PATH, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "Content-Length": String(64 * 1024 + 1) },
-      body,
-      duplex: "half",
-    } as RequestInit);
+    const response = await postStream(body, { "Content-Length": String(64 * 1024 + 1) });
     await assertJsonError(response, 413, /larger than 65536 bytes/);
     assert.equal(pulled, false);
   });
@@ -157,12 +162,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
         else controller.enqueue(chunk);
       },
     });
-    const response = await app.request(SYNC_PATH, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body,
-      duplex: "half",
-    } as RequestInit);
+    const response = await postStream(body);
     await assertJsonError(response, 413, /larger than 65536 bytes/);
     assert.ok(sent < 1024 * 1024, "stopped reading at the limit");
   });
@@ -176,12 +176,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
         controller.close();
       },
     });
-    const response = await app.request(SYNC_PATH, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body,
-      duplex: "half",
-    } as RequestInit);
+    const response = await postStream(body);
     assert.equal(response.status, 200);
   });
 
