@@ -84,7 +84,7 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now }: AppOptions):
     validator("json", (body, c) => {
       const result = v.safeParse(SyncRequest, body);
       if (result.success) return result.output;
-      return c.json({ error: "not a sync hook request", issues: describe(result.issues) }, 422);
+      return c.json({ error: "not a sync hook request", issues: listIssues(result.issues) }, 422);
     }),
     (c) => {
       const { parent, children } = c.req.valid("json");
@@ -161,7 +161,7 @@ function methodNotAllowed(allow: string) {
 
 // Paths are arrays of keys: a dotted path would be ambiguous through child
 // keys such as `Namespace.v1`. A handful of issues says enough.
-function describe(issues: readonly v.BaseIssue<unknown>[]) {
+function listIssues(issues: readonly v.BaseIssue<unknown>[]) {
   return issues.slice(0, 10).map((issue) => ({
     path: issue.path?.map((segment) => segment.key) ?? [],
     message: issue.message,

@@ -5,13 +5,14 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import http from "node:http";
+import type { Socket } from "node:net";
 import { describe, test } from "node:test";
 import { SYNC_PATH } from "../main.ts";
 import { fixture } from "./helpers.ts";
 import { root, spawnServer, tsx } from "./spawn-server.ts";
 
 /** Starts `tsx main.ts`, as `npm start` does. */
-const startWebhook = () => spawnServer([tsx, "main.ts"]);
+const startWebhook = (env: Record<string, string> = {}) => spawnServer([tsx, "main.ts"], env);
 
 function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -99,6 +100,35 @@ describe("process", () => {
     } finally {
       agent.destroy();
       busyAgent.destroy();
+      webhook.process.kill("SIGKILL");
+    }
+  });
+});
+
+describe("process: the shutdown deadline", () => {
+  test("a request still running at SHUTDOWN_TIMEOUT_SECONDS is cut off and the process exits 1", async () => {
+    const webhook = await startWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "1" });
+    try {
+      // Half a body, and the rest never comes.
+      const stuck = http.request({
+        port: webhook.port,
+        host: "127.0.0.1",
+        method: "POST",
+        path: SYNC_PATH,
+        headers: { "Content-Type": "application/json", "Content-Length": 100 },
+      });
+      stuck.on("error", () => {}); // the cut-off connection
+      stuck.write("{");
+      const [socket] = (await once(stuck, "socket")) as [Socket];
+      if (socket.connecting) await once(socket, "connect");
+      await new Promise((resolve) => setTimeout(resolve, 300)); // for the server to take the connection
+      webhook.process.kill("SIGTERM");
+      let exitCode: number | null | undefined;
+      webhook.exit.then((code) => (exitCode = code));
+      await until(() => exitCode !== undefined, "the exit at the deadline", 5_000);
+      assert.equal(exitCode, 1);
+      assert.match(webhook.output(), /still busy after 1s: closing the remaining connections/);
+    } finally {
       webhook.process.kill("SIGKILL");
     }
   });
