@@ -248,17 +248,16 @@ function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined
         "Recreate the Project under such a name.",
     };
   }
-  const bytes = mayExceedAnnotationLimit(namespace.metadata.annotations) ? annotationBytes(namespace) : 0;
-  if (bytes > ANNOTATIONS_MAX_BYTES) {
-    return {
-      status: "False",
-      reason: "SpecTooLarge",
-      message:
-        `description and license would make ${bytes} bytes of annotations on Namespace ${name}, ` +
-        `counting the copy Metacontroller keeps; Kubernetes allows ${ANNOTATIONS_MAX_BYTES}. Shorten the description.`,
-    };
-  }
-  return undefined;
+  if (!mayExceedAnnotationLimit(namespace.metadata.annotations)) return undefined;
+  const bytes = annotationBytes(namespace);
+  if (bytes <= ANNOTATIONS_MAX_BYTES) return undefined;
+  return {
+    status: "False",
+    reason: "SpecTooLarge",
+    message:
+      `description and license would make ${bytes} bytes of annotations on Namespace ${name}, ` +
+      `counting the copy Metacontroller keeps; Kubernetes allows ${ANNOTATIONS_MAX_BYTES}. Shorten the description.`,
+  };
 }
 
 function readinessOf(name: string, namespace: ObservedChildren["Namespace.v1"][string] | undefined): Readiness {
