@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { SYNC_PATH } from "../main.ts";
-import { fixture } from "./helpers.ts";
+import { fixture, markdownTable } from "./helpers.ts";
 import { deployedNodeVersion, install } from "./runtime-cache.ts";
 import { spawnServer, type Server } from "./spawn-server.ts";
 
@@ -132,9 +132,7 @@ try {
     return [name, figures(webhook), figures(baseline), `${ratio("requestsPerSecond").toFixed(2)}x`, `${ratio("p99").toFixed(2)}x`];
   });
   const header = ["fixture", "webhook (main.ts)", "baseline (node:http)", "req/s ratio", "p99 ratio"];
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(" | ")} |`;
-  console.log([line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join("\n"));
+  console.log(markdownTable(header, rows));
   console.log("req/s, p50 and p99: medians over the rounds; MB: the highest RSS seen while that fixture ran");
   console.log("ratios: medians of per-round ratios; goal: req/s ratio >= 0.85, p99 ratio <= 1.25, webhook RSS < 100 MB");
 } finally {

@@ -1,4 +1,5 @@
-// Builders for the requests the tests send, so each test states only what it is about.
+// Builders for the requests the tests send, so each test states only what it
+// is about, and the table the runtime test and the benchmark print.
 import { readFileSync } from "node:fs";
 import type { ObservedChildren, Project } from "../sync.ts";
 
@@ -49,3 +50,10 @@ export function deepFreeze<T>(value: T): T {
 }
 
 export const clock = (iso: string) => () => new Date(iso);
+
+/** A Markdown table, columns padded so it also reads well in a terminal. */
+export function markdownTable(header: string[], rows: string[][]): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
+  const line = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(" | ")} |`;
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join("\n");
+}

@@ -18,6 +18,7 @@ import { HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import { DEFAULT_LICENSE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
 import { clock, namespaces, project } from "./helpers.ts";
 import { CHECKSUM_ANNOTATION, MANIFEST_PATH, codeFromRepo, renderManifest } from "./manifest.ts";
+import { tsx } from "./spawn-server.ts";
 
 const text = readFileSync(MANIFEST_PATH, "utf8");
 const parsed = parseAllDocuments(text);
@@ -412,7 +413,6 @@ describe("manifest: the end-to-end walkthrough", () => {
         "current-context": "nowhere",
       }),
     );
-    const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
     const run = spawnSync(tsx, [fileURLToPath(new URL("e2e.ts", import.meta.url))], {
       env: { ...process.env, KUBECONFIG: kubeconfig },
       encoding: "utf8",

@@ -29,6 +29,20 @@ function until(condition: () => boolean, what: string, timeoutMs = 10_000): Prom
   });
 }
 
+/** The exit code, which must come within `timeoutMs`. */
+async function exitCodeWithin(webhook: Awaited<ReturnType<typeof startWebhook>>, timeoutMs: number, what: string) {
+  let exitCode: number | null | undefined;
+  webhook.exit.then((code) => (exitCode = code));
+  await until(() => exitCode !== undefined, what, timeoutMs);
+  return exitCode;
+}
+
+async function readText(response: http.IncomingMessage): Promise<string> {
+  let text = "";
+  for await (const chunk of response) text += chunk;
+  return text;
+}
+
 describe("process", () => {
   test("importing main.ts starts no server", async () => {
     const child = spawn(tsx, ["--eval", "import('./main.ts').then(() => console.log('imported'))"], {
@@ -87,15 +101,11 @@ describe("process", () => {
 
       inFlight.end(body.subarray(body.length / 2));
       const [response] = (await answered) as [http.IncomingMessage];
-      let text = "";
-      for await (const chunk of response) text += chunk;
       assert.equal(response.statusCode, 200);
-      assert.equal(JSON.parse(text).children[0].metadata.name, "proj-test");
+      assert.equal(JSON.parse(await readText(response)).children[0].metadata.name, "proj-test");
 
       // Node keeps an idle keep-alive connection for 5s; the webhook must not wait that out.
-      let exitCode: number | null | undefined;
-      webhook.exit.then((code) => (exitCode = code));
-      await until(() => exitCode !== undefined, "the exit, sooner than the 5s keep-alive timeout", 3_000);
+      const exitCode = await exitCodeWithin(webhook, 3_000, "the exit, sooner than the 5s keep-alive timeout");
       assert.equal(exitCode, 0, webhook.output());
     } finally {
       agent.destroy();
@@ -123,9 +133,7 @@ describe("process: the shutdown deadline", () => {
       if (socket.connecting) await once(socket, "connect");
       await new Promise((resolve) => setTimeout(resolve, 300)); // for the server to take the connection
       webhook.process.kill("SIGTERM");
-      let exitCode: number | null | undefined;
-      webhook.exit.then((code) => (exitCode = code));
-      await until(() => exitCode !== undefined, "the exit at the deadline", 5_000);
+      const exitCode = await exitCodeWithin(webhook, 5_000, "the exit at the deadline");
       assert.equal(exitCode, 1);
       assert.match(webhook.output(), /still busy after 1s: closing the remaining connections/);
     } finally {
@@ -145,7 +153,5 @@ async function fetchOnce(port: number, agent: http.Agent, body: Buffer) {
   });
   request.end(body);
   const [response] = (await once(request, "response")) as [http.IncomingMessage];
-  let text = "";
-  for await (const chunk of response) text += chunk;
-  return { status: response.statusCode, text };
+  return { status: response.statusCode, text: await readText(response) };
 }

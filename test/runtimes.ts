@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { HEALTH_PATH, SYNC_PATH } from "../main.ts";
-import { fixture } from "./helpers.ts";
+import { fixture, markdownTable } from "./helpers.ts";
 import { deployedNodeVersion, install, type NpmRuntime } from "./runtime-cache.ts";
 import { spawnServer, tsx } from "./spawn-server.ts";
 
@@ -132,8 +132,6 @@ for (const runtime of runtimes) {
 }
 
 const header = ["runtime", "version", "startup to healthy", "result"];
-const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
-const line = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(" | ")} |`;
-console.log([line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join("\n"));
+console.log(markdownTable(header, rows));
 console.log(`${rows.length - failures} passed, ${failures} failed`);
 process.exit(failures === 0 ? 0 : 1);

@@ -6,9 +6,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { root } from "./spawn-server.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const tsc = join(root, "node_modules/.bin/tsc");
 
 // Each snippet, checked with the project's tsconfig, must fail with its code.
