@@ -34,17 +34,22 @@ export const HEALTH_PATH = "/healthz";
 
 const WholeNumber = v.pipe(v.string(), v.toNumber(), v.integer(), v.minValue(0));
 
+const Environment = v.object({
+  PORT: v.optional(v.pipe(WholeNumber, v.maxValue(65535)), "8080"),
+  // Unset means every interface, which a pod needs to be reachable.
+  HOST: v.optional(v.pipe(v.string(), v.nonEmpty())),
+  BODY_LIMIT_BYTES: v.optional(v.pipe(WholeNumber, v.minValue(1)), String(1024 * 1024)),
+  // Below Kubernetes' default 30s grace period, so we exit before the kill.
+  SHUTDOWN_TIMEOUT_SECONDS: v.optional(v.pipe(WholeNumber, v.minValue(1)), "20"),
+  // Probes hit /healthz every few seconds; their lines only show at debug.
+  LOG_LEVEL: v.optional(v.picklist(["info", "debug"]), "info"),
+});
+
+/** The environment variables the webhook reads, e.g. for Deno's --allow-env. */
+export const SETTINGS = Object.keys(Environment.entries);
+
 const Config = v.pipe(
-  v.object({
-    PORT: v.optional(v.pipe(WholeNumber, v.maxValue(65535)), "8080"),
-    // Unset means every interface, which a pod needs to be reachable.
-    HOST: v.optional(v.pipe(v.string(), v.nonEmpty())),
-    BODY_LIMIT_BYTES: v.optional(v.pipe(WholeNumber, v.minValue(1)), String(1024 * 1024)),
-    // Below Kubernetes' default 30s grace period, so we exit before the kill.
-    SHUTDOWN_TIMEOUT_SECONDS: v.optional(v.pipe(WholeNumber, v.minValue(1)), "20"),
-    // Probes hit /healthz every few seconds; their lines only show at debug.
-    LOG_LEVEL: v.optional(v.picklist(["info", "debug"]), "info"),
-  }),
+  Environment,
   v.transform((env) => ({
     port: env.PORT,
     host: env.HOST,

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { SYNC_PATH, createApp, readConfig } from "../main.ts";
+import { SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
 import { fixture } from "./helpers.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
@@ -31,5 +31,9 @@ describe("README", () => {
     assert.match(ci, /^npm ci$/m);
     assert.match(ci, /^npm test$/m);
     assert.equal(readConfig({}).port, 8080);
+  });
+
+  test("the Deno command lets the webhook read exactly the settings it has", () => {
+    assert.ok(readme.includes(`--allow-env=${SETTINGS.join(",")} main.ts`), SETTINGS.join(","));
   });
 });

@@ -5,7 +5,7 @@
 // are kept in .cache/runtimes, so a second run downloads nothing.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { HEALTH_PATH, SYNC_PATH } from "../main.ts";
+import { HEALTH_PATH, SETTINGS, SYNC_PATH } from "../main.ts";
 import { fixture, markdownTable } from "./helpers.ts";
 import { deployedNodeVersion, install, type NpmRuntime } from "./runtime-cache.ts";
 import { spawnServer, tsx } from "./spawn-server.ts";
@@ -49,7 +49,7 @@ const runtimes: Runtime[] = [
       bin,
       "run",
       "--allow-net=127.0.0.1",
-      "--allow-env=PORT,HOST,BODY_LIMIT_BYTES,SHUTDOWN_TIMEOUT_SECONDS,LOG_LEVEL",
+      `--allow-env=${SETTINGS.join(",")}`,
       "main.ts",
     ],
     version: (bin) => firstLine([bin, "--version"]).split(" (")[0] ?? "",
