@@ -32,17 +32,38 @@ export const HEALTH_PATH = "/healthz";
 // value stops the process at start with the variable's name, rather than
 // surfacing later as a puzzling failure.
 
-const WholeNumber = v.pipe(v.string(), v.toNumber(), v.integer(), v.minValue(0));
+// Only plain decimal digits are a number here: `Number()` alone would take
+// "1e3", "0x50" and " 8080 ", and read an empty string as 0. A variable that
+// is set but empty is refused rather than read as unset: `PORT=` is more
+// likely a mistake than a wish for the default.
+function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return v.pipe(
+    v.string(),
+    v.nonEmpty("is empty; unset it for the default"),
+    v.regex(/^\d+$/, (issue) => `${JSON.stringify(issue.input)} is not a whole number`),
+    v.transform(Number),
+    v.minValue(min, (issue) => `${issue.input} is less than ${min}`),
+    v.maxValue(max, (issue) => `${issue.input} is more than ${max}`),
+  );
+}
 
 const Environment = v.object({
-  PORT: v.optional(v.pipe(WholeNumber, v.maxValue(65535)), "8080"),
+  PORT: v.optional(wholeNumber(0, 65535), "8080"),
   // Unset means every interface, which a pod needs to be reachable.
-  HOST: v.optional(v.pipe(v.string(), v.nonEmpty())),
-  BODY_LIMIT_BYTES: v.optional(v.pipe(WholeNumber, v.minValue(1)), String(1024 * 1024)),
+  HOST: v.optional(v.pipe(v.string(), v.nonEmpty("is empty; unset it to listen on every interface"))),
+  BODY_LIMIT_BYTES: v.optional(wholeNumber(1), String(1024 * 1024)),
   // Below Kubernetes' default 30s grace period, so we exit before the kill.
-  SHUTDOWN_TIMEOUT_SECONDS: v.optional(v.pipe(WholeNumber, v.minValue(1)), "20"),
+  SHUTDOWN_TIMEOUT_SECONDS: v.optional(wholeNumber(1), "20"),
+  // Go's HTTP client, which Metacontroller uses, reuses an idle connection
+  // for up to 90s and does not retry a POST that fails on one. Node closes
+  // idle connections after 5s, so a sync could meet a connection closing
+  // under it; outlasting the client leaves the closing to the client.
+  KEEP_ALIVE_TIMEOUT_SECONDS: v.optional(wholeNumber(1), "120"),
   // Probes hit /healthz every few seconds; their lines only show at debug.
-  LOG_LEVEL: v.optional(v.picklist(["info", "debug"]), "info"),
+  LOG_LEVEL: v.optional(
+    v.picklist(["info", "debug"], (issue) => `${JSON.stringify(issue.input)} is not one of info, debug`),
+    "info",
+  ),
 });
 
 /** The environment variables the webhook reads, e.g. for Deno's --allow-env. */
@@ -55,13 +76,14 @@ const Config = v.pipe(
     host: env.HOST,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
+    keepAliveTimeoutSeconds: env.KEEP_ALIVE_TIMEOUT_SECONDS,
     logHealthChecks: env.LOG_LEVEL === "debug",
   })),
 );
 export type Config = v.InferOutput<typeof Config>;
 
 export function readConfig(env: Record<string, string | undefined>): Config {
-  const result = v.safeParse(Config, env);
+  const result = v.safeParse(Config, env, { abortPipeEarly: true });
   if (result.success) return result.output;
   const problems = result.issues.map((issue) => `${v.getDotPath(issue)}: ${issue.message}`);
   throw new Error(`invalid configuration: ${problems.join("; ")}`);
@@ -74,11 +96,21 @@ export interface AppOptions {
   logHealthChecks: boolean;
   /** The clock `sync` stamps condition transitions with; tests pin it. */
   now?: () => Date;
+  /** True once the server is shutting down: answers then close their connection. */
+  closingConnections?: () => boolean;
 }
 
-export function createApp({ bodyLimitBytes, logHealthChecks, now }: AppOptions): Hono {
+export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnections }: AppOptions): Hono {
   const app = new Hono();
   app.use(logRequests(logHealthChecks));
+  // A client told `Connection: close` opens a new connection for its next
+  // request, so none is sent on a connection the server is about to close.
+  if (closingConnections) {
+    app.use(async (c, next) => {
+      await next();
+      if (closingConnections()) c.header("Connection", "close");
+    });
+  }
 
   app.post(
     SYNC_PATH,
@@ -189,24 +221,49 @@ function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
 // ## Serving and shutting down
 
 export function start(config: Config): Server {
-  const app = createApp(config);
+  let draining = false;
+  const app = createApp({ ...config, closingConnections: () => draining });
   // Without a `createServer` option, serve() makes a plain node:http server.
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (address) => {
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
     console.log(`listening on http://${host}:${address.port}`);
   }) as Server;
-  closeGracefullyOnSignals(server, config.shutdownTimeoutSeconds);
+  server.keepAliveTimeout = config.keepAliveTimeoutSeconds * 1000;
+  // Node requires the headers timeout to outlast the keep-alive timeout, or
+  // a request arriving late on an idle connection can be cut off.
+  server.headersTimeout = server.keepAliveTimeout + 5000;
+  server.on("error", (error) => exitForListenError(error, config));
+  closeGracefullyOnSignals(server, config.shutdownTimeoutSeconds, () => (draining = true));
   return server;
+}
+
+// Node would print an "Unhandled 'error' event" stack; one line says more.
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: "another process is listening on that port",
+  EADDRNOTAVAIL: "that address is not on this machine",
+  EACCES: "permission denied",
+};
+
+function exitForListenError(error: NodeJS.ErrnoException, config: Config): never {
+  const address = `${config.host ?? "every interface"}, port ${config.port}`;
+  const cause = (error.code && LISTEN_ERRORS[error.code]) ?? error.message;
+  console.error(`cannot listen on ${address}: ${cause} (${error.code ?? "no code"})`);
+  process.exit(1);
 }
 
 // Kubernetes sends SIGTERM, then SIGKILL after the grace period. Stop
 // accepting and let the requests in flight finish. A request still running at
-// the deadline is cut off: Metacontroller retries it.
-function closeGracefullyOnSignals(server: Server, deadlineSeconds: number): void {
+// the deadline is cut off: Metacontroller retries it. A second signal means
+// whoever sent it does not want to wait: exit at once.
+function closeGracefullyOnSignals(server: Server, deadlineSeconds: number, onClosing: () => void): void {
   let closing = false;
   const close = (signal: string) => {
-    if (closing) return;
+    if (closing) {
+      console.error(`${signal} again: exiting without waiting for requests in flight`);
+      process.exit(1);
+    }
     closing = true;
+    onClosing();
     console.log(`${signal}: finishing requests in flight, for at most ${deadlineSeconds}s`);
     setTimeout(() => {
       console.error(`still busy after ${deadlineSeconds}s: closing the remaining connections`);

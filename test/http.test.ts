@@ -54,21 +54,23 @@ describe("HTTP: POST /sync", () => {
     assert.equal(response.status, 200);
     assert.match(response.headers.get("Content-Type") ?? "", /^application\/json/);
     const body = await jsonOf(response);
-    assert.deepEqual(Object.keys(body), ["status", "children"]);
+    assert.deepEqual(Object.keys(body).sort(), ["children", "status"], "hook v2 refuses any other key");
     assert.deepEqual(body, sync(request.parent, request.children, now));
   });
 
-  test("a Content-Type with a charset is accepted", async (t) => {
-    quietly(t);
-    const response = await post(fixture("first-sync"), { "Content-Type": "application/json; charset=utf-8" });
-    assert.equal(response.status, 200);
-  });
+  for (const contentType of ["application/json; charset=utf-8", "Application/JSON", " application/json ; charset=utf-8"]) {
+    test(`Content-Type "${contentType}" is JSON too`, async (t) => {
+      quietly(t);
+      const response = await post(fixture("first-sync"), { "Content-Type": contentType });
+      assert.equal(response.status, 200);
+    });
+  }
 
   test("every answer carries an ETag; sending it back as If-None-Match gets 304 with no body", async (t) => {
     quietly(t);
     const first = await post(fixture("steady-sync"));
     const etag = first.headers.get("ETag");
-    assert.match(etag ?? "", /^"[0-9a-f]{40}"$/);
+    assert.match(etag ?? "", /^"[^"]+"$/, "a strong ETag is a quoted string");
 
     const again = await post(fixture("steady-sync"), { "If-None-Match": etag ?? "" });
     assert.equal(again.status, 304);
@@ -96,7 +98,7 @@ describe("HTTP: POST /sync", () => {
 describe("HTTP: bad input gets a short JSON error", () => {
   test("malformed JSON gets 400", async (t) => {
     quietly(t);
-    await assertJsonError(await post('{"parent": '), 400, /Malformed JSON/);
+    await assertJsonError(await post('{"parent": '), 400, /JSON/);
   });
 
   for (const [what, body] of [
@@ -131,6 +133,50 @@ describe("HTTP: bad input gets a short JSON error", () => {
     const request = fixture("first-sync");
     request.parent.spec = { description: "x".repeat(64 * 1024) };
     await assertJsonError(await post(request), 413, /larger than 65536 bytes/);
+  });
+
+  test("a body of exactly the limit is read; one byte more gets 413", async (t) => {
+    quietly(t);
+    const request = JSON.stringify(fixture("first-sync"));
+    const exactly = request.padEnd(64 * 1024, " "); // JSON allows trailing white space
+    assert.equal((await post(exactly)).status, 200);
+    await assertJsonError(await post(`${exactly} `), 413, /larger than 65536 bytes/);
+  });
+
+  test("a chunked body of exactly the limit is read; one byte more gets 413", async (t) => {
+    quietly(t);
+    const exactly = new TextEncoder().encode(JSON.stringify(fixture("first-sync")).padEnd(64 * 1024, " "));
+    const stream = (bytes: Uint8Array) =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(bytes);
+          controller.close();
+        },
+      });
+    assert.equal((await postStream(stream(exactly))).status, 200);
+    const oneMore = new Uint8Array(exactly.length + 1).fill(32);
+    oneMore.set(exactly);
+    await assertJsonError(await postStream(stream(oneMore)), 413, /larger than 65536 bytes/);
+  });
+
+  test("a body that is both too large and not JSON gets 415: the type is checked first", async (t) => {
+    quietly(t);
+    const response = await app.request(SYNC_PATH, {
+      method: "POST",
+      headers: { "Content-Type": "text/plain" },
+      body: "x".repeat(64 * 1024 + 1),
+    });
+    await assertJsonError(response, 415, /application\/json/);
+  });
+
+  test("a request with many problems lists the first ten", async (t) => {
+    quietly(t);
+    const request = fixture("steady-sync");
+    const namespaces: Record<string, unknown> = {};
+    for (let index = 0; index < 15; index += 1) namespaces[`proj-${index}`] = index;
+    request.children["Namespace.v1"] = namespaces as (typeof request.children)["Namespace.v1"];
+    const body = await assertJsonError(await post(request), 422, /not a sync hook request/);
+    assert.equal(body.issues.length, 10);
   });
 
   test("a declared Content-Length over the limit gets 413 without the body being read", async (t) => {
@@ -180,7 +226,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
     assert.equal(response.status, 200);
   });
 
-  for (const contentType of ["text/plain", "application/x-www-form-urlencoded", ""]) {
+  for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "application/jsonx", ""]) {
     test(`Content-Type "${contentType}" gets 415`, async (t) => {
       quietly(t);
       const response = await app.request(SYNC_PATH, {
@@ -270,6 +316,7 @@ describe("HTTP: configuration", () => {
       host: undefined,
       bodyLimitBytes: 1024 * 1024,
       shutdownTimeoutSeconds: 20,
+      keepAliveTimeoutSeconds: 120,
       logHealthChecks: false,
     });
   });
@@ -280,6 +327,7 @@ describe("HTTP: configuration", () => {
       HOST: "127.0.0.1",
       BODY_LIMIT_BYTES: "2048",
       SHUTDOWN_TIMEOUT_SECONDS: "5",
+      KEEP_ALIVE_TIMEOUT_SECONDS: "95",
       LOG_LEVEL: "debug",
     });
     assert.deepEqual(config, {
@@ -287,19 +335,34 @@ describe("HTTP: configuration", () => {
       host: "127.0.0.1",
       bodyLimitBytes: 2048,
       shutdownTimeoutSeconds: 5,
+      keepAliveTimeoutSeconds: 95,
       logHealthChecks: true,
     });
   });
 
-  for (const [name, value] of [
-    ["PORT", "http"],
-    ["PORT", "70000"],
-    ["BODY_LIMIT_BYTES", "0"],
-    ["SHUTDOWN_TIMEOUT_SECONDS", "1.5"],
-    ["LOG_LEVEL", "verbose"],
+  test("PORT=0 asks for a free port, and 65535 is the highest", () => {
+    assert.equal(readConfig({ PORT: "0" }).port, 0);
+    assert.equal(readConfig({ PORT: "65535" }).port, 65535);
+  });
+
+  // Each refusal is one line that names the variable and what is wrong with the value given.
+  for (const [name, value, why] of [
+    ["PORT", "http", '"http" is not a whole number'],
+    ["PORT", "", "is empty; unset it for the default"],
+    ["PORT", "1e3", '"1e3" is not a whole number'],
+    ["PORT", "0x50", '"0x50" is not a whole number'],
+    ["PORT", " 8080 ", '" 8080 " is not a whole number'],
+    ["PORT", "-1", '"-1" is not a whole number'],
+    ["PORT", "65536", "65536 is more than 65535"],
+    ["HOST", "", "is empty; unset it to listen on every interface"],
+    ["BODY_LIMIT_BYTES", "0", "0 is less than 1"],
+    ["SHUTDOWN_TIMEOUT_SECONDS", "0", "0 is less than 1"],
+    ["SHUTDOWN_TIMEOUT_SECONDS", "1.5", '"1.5" is not a whole number'],
+    ["KEEP_ALIVE_TIMEOUT_SECONDS", "0", "0 is less than 1"],
+    ["LOG_LEVEL", "verbose", '"verbose" is not one of info, debug'],
   ] as const) {
-    test(`${name}=${value} is refused, naming ${name}`, () => {
-      assert.throws(() => readConfig({ [name]: value }), new RegExp(`invalid configuration: ${name}: `));
+    test(`${name}=${JSON.stringify(value)} is refused: ${why}`, () => {
+      assert.throws(() => readConfig({ [name]: value }), { message: `invalid configuration: ${name}: ${why}` });
     });
   }
 });
