@@ -1,40 +1,24 @@
 // The webhook as a process, the way `npm start` and Kubernetes run it: it
-// listens where it is told, answers over a real socket, and on SIGTERM lets
-// the request in flight finish before it exits 0.
+// listens where it is told or says in one line why it cannot, keeps idle
+// connections longer than Metacontroller's client does, and on SIGTERM or
+// SIGINT lets the requests in flight finish before it exits 0.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import http from "node:http";
-import type { Socket } from "node:net";
+import { connect } from "node:net";
 import { describe, test } from "node:test";
-import { SYNC_PATH } from "../main.ts";
+import { HEALTH_PATH, SYNC_PATH } from "../main.ts";
 import { fixture } from "./helpers.ts";
-import { root, spawnServer, tsx } from "./spawn-server.ts";
+import { spawnChild, spawnServer, tsx, within, type Server } from "./spawn-server.ts";
 
-/** Starts `tsx main.ts`, as `npm start` does. */
+/** Starts `tsx main.ts` on a free loopback port, as `npm start` does. */
 const startWebhook = (env: Record<string, string> = {}) => spawnServer([tsx, "main.ts"], env);
 
-function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const poll = setInterval(() => {
-      if (condition()) {
-        clearInterval(poll);
-        resolve();
-      } else if (Date.now() - started > timeoutMs) {
-        clearInterval(poll);
-        reject(new Error(`timed out waiting for ${what}`));
-      }
-    }, 20);
-  });
-}
-
-/** The exit code, which must come within `timeoutMs`. */
-async function exitCodeWithin(webhook: Awaited<ReturnType<typeof startWebhook>>, timeoutMs: number, what: string) {
-  let exitCode: number | null | undefined;
-  webhook.exit.then((code) => (exitCode = code));
-  await until(() => exitCode !== undefined, what, timeoutMs);
-  return exitCode;
+/** Runs `tsx main.ts` with `env` and returns its exit code and output, which must come within 10s. */
+async function runWebhook(env: Record<string, string>) {
+  const child = spawnChild([tsx, "main.ts"], env);
+  return { code: await child.exitCode("the webhook to exit"), output: child.output() };
 }
 
 async function readText(response: http.IncomingMessage): Promise<string> {
@@ -43,115 +27,183 @@ async function readText(response: http.IncomingMessage): Promise<string> {
   return text;
 }
 
-describe("process", () => {
-  test("importing main.ts starts no server", async () => {
-    const child = spawn(tsx, ["--eval", "import('./main.ts').then(() => console.log('imported'))"], {
-      cwd: root,
-      env: { ...process.env, PORT: "0" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (chunk) => (output += chunk));
-    const [code] = await once(child, "exit");
-    assert.equal(code, 0);
-    assert.equal(output.trim(), "imported", "a listening server would print, and keep the process alive");
-  });
+const steadyBody = Buffer.from(JSON.stringify(fixture("steady-sync")));
 
-  test("a bad setting stops the process at start with exit code 2, naming the variable", async () => {
-    const child = spawn(tsx, ["main.ts"], { cwd: root, env: { ...process.env, PORT: "http" }, stdio: "pipe" });
-    let errors = "";
-    child.stderr.on("data", (chunk) => (errors += chunk));
-    const [code] = await once(child, "exit");
-    assert.equal(code, 2);
-    assert.match(errors, /invalid configuration: PORT: /);
-    assert.doesNotMatch(errors, /\n\s+at /, "no stack trace");
-  });
-
-  test("SIGTERM during a request: the request completes, keep-alive connections close, and the process exits 0", async () => {
-    const webhook = await startWebhook();
-    // Two keep-alive connections, as Metacontroller's client keeps: one left idle, one busy.
-    const agent = new http.Agent({ keepAlive: true });
-    const busyAgent = new http.Agent({ keepAlive: true });
-    const body = Buffer.from(JSON.stringify(fixture("steady-sync")));
-    try {
-      // An idle keep-alive connection, as Metacontroller's client leaves one.
-      const warmUp = await fetchOnce(webhook.port, agent, body);
-      assert.equal(warmUp.status, 200);
-      const idleSocket = [...Object.values(agent.freeSockets).flat()][0];
-      assert.ok(idleSocket, "a keep-alive connection waits in the pool");
-      let idleClosed = false;
-      idleSocket.once("close", () => (idleClosed = true));
-
-      // A request in flight: headers and half of the body sent, the rest held back.
-      const inFlight = http.request({
-        port: webhook.port,
-        host: "127.0.0.1",
-        method: "POST",
-        path: SYNC_PATH,
-        agent: busyAgent,
-        headers: { "Content-Type": "application/json", "Content-Length": body.length },
-      });
-      const answered = once(inFlight, "response");
-      inFlight.write(body.subarray(0, body.length / 2));
-      await until(() => /POST \/sync 200/.test(webhook.output()), "the warm-up request's log line");
-
-      webhook.process.kill("SIGTERM");
-      await until(() => webhook.output().includes("SIGTERM"), "the webhook to see SIGTERM");
-      await until(() => idleClosed, "the idle keep-alive connection to close");
-
-      inFlight.end(body.subarray(body.length / 2));
-      const [response] = (await answered) as [http.IncomingMessage];
-      assert.equal(response.statusCode, 200);
-      assert.equal(JSON.parse(await readText(response)).children[0].metadata.name, "proj-test");
-
-      // Node keeps an idle keep-alive connection for 5s; the webhook must not wait that out.
-      const exitCode = await exitCodeWithin(webhook, 3_000, "the exit, sooner than the 5s keep-alive timeout");
-      assert.equal(exitCode, 0, webhook.output());
-    } finally {
-      agent.destroy();
-      busyAgent.destroy();
-      webhook.process.kill("SIGKILL");
-    }
-  });
-});
-
-describe("process: the shutdown deadline", () => {
-  test("a request still running at SHUTDOWN_TIMEOUT_SECONDS is cut off and the process exits 1", async () => {
-    const webhook = await startWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "1" });
-    try {
-      // Half a body, and the rest never comes.
-      const stuck = http.request({
-        port: webhook.port,
-        host: "127.0.0.1",
-        method: "POST",
-        path: SYNC_PATH,
-        headers: { "Content-Type": "application/json", "Content-Length": 100 },
-      });
-      stuck.on("error", () => {}); // the cut-off connection
-      stuck.write("{");
-      const [socket] = (await once(stuck, "socket")) as [Socket];
-      if (socket.connecting) await once(socket, "connect");
-      await new Promise((resolve) => setTimeout(resolve, 300)); // for the server to take the connection
-      webhook.process.kill("SIGTERM");
-      const exitCode = await exitCodeWithin(webhook, 5_000, "the exit at the deadline");
-      assert.equal(exitCode, 1);
-      assert.match(webhook.output(), /still busy after 1s: closing the remaining connections/);
-    } finally {
-      webhook.process.kill("SIGKILL");
-    }
-  });
-});
-
-async function fetchOnce(port: number, agent: http.Agent, body: Buffer) {
+/**
+ * A POST /sync whose headers the webhook has read (it answered
+ * `100 Continue`) and whose body is held back at half: a request in flight.
+ * `send()` sends the rest, and `answer()` waits for the response.
+ */
+async function requestInFlight(webhook: Server, agent: http.Agent) {
   const request = http.request({
-    port,
+    port: webhook.port,
     host: "127.0.0.1",
     method: "POST",
     path: SYNC_PATH,
     agent,
-    headers: { "Content-Type": "application/json", "Content-Length": body.length },
+    headers: { "Content-Type": "application/json", "Content-Length": steadyBody.length, Expect: "100-continue" },
   });
-  request.end(body);
-  const [response] = (await once(request, "response")) as [http.IncomingMessage];
-  return { status: response.statusCode, text: await readText(response) };
+  const answered = once(request, "response") as Promise<[http.IncomingMessage]>;
+  answered.catch(() => {}); // a test that cuts the request off awaits no answer
+  request.flushHeaders();
+  await within(once(request, "continue"), 10_000, "the webhook to read the request's headers");
+  request.write(steadyBody.subarray(0, steadyBody.length / 2));
+  return {
+    send: () => request.end(steadyBody.subarray(steadyBody.length / 2)),
+    answer: () => within(answered, 10_000, "the answer to the request in flight").then(([response]) => response),
+  };
 }
+
+async function post(webhook: Server, agent: http.Agent) {
+  const request = http.request({
+    port: webhook.port,
+    host: "127.0.0.1",
+    method: "POST",
+    path: SYNC_PATH,
+    agent,
+    headers: { "Content-Type": "application/json", "Content-Length": steadyBody.length },
+  });
+  request.end(steadyBody);
+  const [response] = (await within(once(request, "response"), 10_000, "an answer")) as [http.IncomingMessage];
+  return { response, text: await readText(response) };
+}
+
+/** The one socket a single-socket keep-alive agent holds idle. */
+function idleSocketOf(agent: http.Agent) {
+  const socket = Object.values(agent.freeSockets).flat()[0];
+  assert.ok(socket, "a keep-alive connection waits in the pool");
+  return socket;
+}
+
+describe("process: starting", () => {
+  test("importing main.ts starts no server", async () => {
+    const child = spawnChild([tsx, "--eval", "import('./main.ts').then(() => console.log('imported'))"], { PORT: "0" });
+    const code = await child.exitCode("the import to finish; a listening server would keep the process alive");
+    assert.equal(code, 0);
+    assert.equal(child.output().trim(), "imported");
+  });
+
+  test("a bad setting stops the process with exit code 2 and the line the README shows", async () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const shown = /^(invalid configuration: PORT: .*)$/m.exec(readme)?.[1];
+    assert.ok(shown, "the README shows a bad-setting line");
+    const { code, output } = await runWebhook({ PORT: "http" });
+    assert.equal(code, 2);
+    assert.equal(output, `${shown}\n`);
+  });
+
+  test("a port in use stops the process with exit code 1 and one line naming the address and the cause", async () => {
+    const first = await startWebhook();
+    try {
+      const { code, output } = await runWebhook({ HOST: "127.0.0.1", PORT: String(first.port) });
+      assert.equal(code, 1);
+      assert.equal(output, `cannot listen on 127.0.0.1, port ${first.port}: another process is listening on that port (EADDRINUSE)\n`);
+    } finally {
+      first.kill();
+    }
+  });
+
+  test("an address not on this machine stops the process with exit code 1 and one line", async () => {
+    // 192.0.2.0/24 is reserved for documentation: never a local address. Binding fails at once; nothing is sent.
+    const { code, output } = await runWebhook({ HOST: "192.0.2.1", PORT: "0" });
+    assert.equal(code, 1);
+    assert.equal(output, "cannot listen on 192.0.2.1, port 0: that address is not on this machine (EADDRNOTAVAIL)\n");
+  });
+});
+
+describe("process: connections", () => {
+  test("idle keep-alive connections are kept 120s by default, longer than Go's 90s", async () => {
+    const webhook = await startWebhook();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const { response } = await post(webhook, agent);
+      assert.equal(response.headers["keep-alive"], "timeout=120");
+    } finally {
+      agent.destroy();
+      webhook.kill();
+    }
+  });
+
+  test("KEEP_ALIVE_TIMEOUT_SECONDS sets how long the server keeps an idle connection", async () => {
+    const webhook = await startWebhook({ KEEP_ALIVE_TIMEOUT_SECONDS: "1" });
+    // A bare socket: Node's own client would not pool a connection with a 1s hint.
+    const socket = connect(webhook.port, "127.0.0.1");
+    try {
+      let received = "";
+      socket.on("data", (chunk) => (received += chunk));
+      const closedByServer = once(socket, "end");
+      socket.write(`GET ${HEALTH_PATH} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+      await within(closedByServer, 5_000, "the server to close the idle connection");
+      assert.match(received, /^HTTP\/1\.1 200 /);
+      assert.match(received, /\r\nKeep-Alive: timeout=1\r\n/i);
+    } finally {
+      socket.destroy();
+      webhook.kill();
+    }
+  });
+});
+
+describe("process: shutting down", () => {
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    test(`${signal} during a request: the request completes with Connection: close, idle connections close, and the process exits 0`, async () => {
+      const webhook = await startWebhook();
+      const idleAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const busyAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        assert.equal((await post(webhook, idleAgent)).response.statusCode, 200);
+        const idleClosed = once(idleSocketOf(idleAgent), "close");
+        const inFlight = await requestInFlight(webhook, busyAgent);
+
+        webhook.process.kill(signal);
+        await webhook.waitFor(new RegExp(`${signal}: finishing requests in flight`), `the webhook to see ${signal}`);
+        await within(idleClosed, 5_000, "the idle keep-alive connection to close");
+
+        inFlight.send();
+        const response = await inFlight.answer();
+        assert.equal(response.statusCode, 200);
+        assert.equal(response.headers.connection, "close", "the client is told not to reuse the connection");
+        assert.equal(JSON.parse(await readText(response)).children[0].metadata.name, "proj-test");
+
+        // The keep-alive timeout is 120s; the webhook must not wait that out.
+        assert.equal(await webhook.exitCode("the exit, long before the keep-alive timeout", 3_000), 0);
+      } finally {
+        idleAgent.destroy();
+        busyAgent.destroy();
+        webhook.kill();
+      }
+    });
+  }
+
+  test("a request still running at SHUTDOWN_TIMEOUT_SECONDS is cut off, no sooner, and the process exits 1", async () => {
+    const webhook = await startWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "2" });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      await requestInFlight(webhook, agent); // the rest of the body never comes
+      const signalled = performance.now();
+      webhook.process.kill("SIGTERM");
+      assert.equal(await webhook.exitCode("the exit at the deadline", 6_000), 1);
+      assert.ok(performance.now() - signalled >= 2_000, "waited the whole deadline");
+      assert.match(webhook.output(), /still busy after 2s: closing the remaining connections/);
+    } finally {
+      agent.destroy();
+      webhook.kill();
+    }
+  });
+
+  test("a second signal while requests are in flight exits at once with exit code 1", async () => {
+    const webhook = await startWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "60" });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      await requestInFlight(webhook, agent);
+      webhook.process.kill("SIGINT");
+      await webhook.waitFor(/SIGINT: finishing requests in flight/, "the first SIGINT");
+      webhook.process.kill("SIGINT");
+      assert.equal(await webhook.exitCode("the exit on the second SIGINT, long before the 60s deadline", 5_000), 1);
+      assert.match(webhook.output(), /SIGINT again: exiting without waiting for requests in flight/);
+    } finally {
+      agent.destroy();
+      webhook.kill();
+    }
+  });
+
+});

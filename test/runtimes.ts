@@ -100,16 +100,11 @@ async function run(runtime: Runtime): Promise<{ version: string; startupMs: numb
 
     const stopping = performance.now();
     server.process.kill("SIGTERM");
-    const code = await Promise.race([
-      server.exit,
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`still running ${SHUTDOWN_TIMEOUT_SECONDS}s after SIGTERM`)), SHUTDOWN_TIMEOUT_SECONDS * 1000),
-      ),
-    ]);
+    const code = await server.exitCode("the exit after SIGTERM", SHUTDOWN_TIMEOUT_SECONDS * 1000);
     assert.equal(code, 0, `exit code after SIGTERM (in ${(performance.now() - stopping).toFixed(0)}ms):\n${server.output()}`);
     return { version: runtime.version(bin), startupMs, replies };
   } finally {
-    server.process.kill("SIGKILL");
+    server.kill();
   }
 }
 

@@ -1,5 +1,6 @@
-// Starts a webhook (or the benchmark's baseline) as its own process on a free
-// loopback port, and waits for the "listening on" line it prints.
+// Child processes for the tests, the runtimes check and the benchmark: each
+// wait has a deadline, and a process whose wait fails is killed, so that a
+// broken webhook fails the run with a message instead of hanging it.
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { once } from "node:events";
 import type { Readable } from "node:stream";
@@ -8,40 +9,86 @@ import { fileURLToPath } from "node:url";
 export const root = fileURLToPath(new URL("..", import.meta.url));
 export const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
 
-export type Server = {
+export type Child = {
   process: ChildProcessByStdio<null, Readable, Readable>;
-  port: number;
   /** Everything it printed so far, stdout and stderr. */
   output: () => string;
   exit: Promise<number | null>;
+  /** Resolves with the first match of `pattern` in the output; kills the process if none comes in time. */
+  waitFor: (pattern: RegExp, what: string, timeoutMs?: number) => Promise<RegExpExecArray>;
+  /** Resolves with the exit code; kills the process if it has not exited in time. */
+  exitCode: (what: string, timeoutMs?: number) => Promise<number | null>;
+  /** SIGKILL to the process and everything it started (tsx runs Node as a child of its own). */
+  kill: () => void;
 };
 
-export async function spawnServer(command: string[], env: Record<string, string> = {}): Promise<Server> {
+export type Server = Child & { port: number };
+
+/** Rejects with a message naming `what` unless `promise` settles within `timeoutMs`. */
+export function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs}ms waiting for ${what}`)), timeoutMs);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+export function spawnChild(command: string[], env: Record<string, string | undefined> = {}): Child {
   const [program = "", ...args] = command;
+  // A process group of its own, so that kill() reaches the grandchildren too:
+  // an orphaned one would hold the pipes, and so the test run, open.
   const child = spawn(program, args, {
     cwd: root,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
   });
   let output = "";
-  child.stdout.on("data", (chunk) => (output += chunk));
-  child.stderr.on("data", (chunk) => (output += chunk));
+  const printed = new EventTarget();
+  const collect = (chunk: Buffer) => {
+    output += chunk;
+    printed.dispatchEvent(new Event("data"));
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
   const exit = once(child, "exit").then(([code]) => code as number | null);
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" line within 30s:\n${output}`)), 30_000);
-    const findPort = () => {
-      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-      if (!match) return;
-      // Stop looking: under load the output grows by megabytes.
-      child.stdout.off("data", findPort);
-      clearTimeout(timer);
-      resolve(Number(match[1]));
-    };
-    child.stdout.on("data", findPort);
-    exit.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`exited before listening:\n${output}`));
+  const kill = () => {
+    try {
+      if (child.pid) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+    child.stdout.destroy();
+    child.stderr.destroy();
+  };
+  const killOnFailure = <T>(promise: Promise<T>) =>
+    promise.catch((error: Error) => {
+      kill();
+      throw new Error(`${error.message}; it printed:\n${output}`);
     });
-  });
-  return { process: child, port, output: () => output, exit };
+
+  const waitFor = (pattern: RegExp, what: string, timeoutMs = 30_000) => {
+    const found = new Promise<RegExpExecArray>((resolve, reject) => {
+      const look = () => {
+        const match = pattern.exec(output);
+        if (match) {
+          printed.removeEventListener("data", look);
+          resolve(match);
+        }
+      };
+      printed.addEventListener("data", look);
+      look();
+      exit.then(() => reject(new Error(`exited before ${what}`)));
+    });
+    return killOnFailure(within(found, timeoutMs, what));
+  };
+  const exitCode = (what: string, timeoutMs = 10_000) => killOnFailure(within(exit, timeoutMs, what));
+  return { process: child, output: () => output, exit, waitFor, exitCode, kill };
+}
+
+/** Starts a server on a free loopback port and waits for the "listening on" line it prints. */
+export async function spawnServer(command: string[], env: Record<string, string> = {}): Promise<Server> {
+  const child = spawnChild(command, { PORT: "0", HOST: "127.0.0.1", ...env });
+  const [, port] = await child.waitFor(/listening on http:\/\/127\.0\.0\.1:(\d+)/, 'its "listening on" line');
+  return { ...child, port: Number(port) };
 }
