@@ -75,12 +75,11 @@ export const ObservedChildren = v.objectWithRest(
   ObjectsByName,
 );
 
+// Metacontroller also sends `controller`, `related` and `finalizing`; this
+// controller reads none of them, so they pass unchecked like any unknown key.
 export const SyncRequest = v.looseObject({
-  controller: v.optional(v.looseObject({})),
   parent: Project,
   children: ObservedChildren,
-  related: v.optional(v.record(v.string(), ObjectsByName)),
-  finalizing: v.optional(v.boolean()),
 });
 
 // ## 2. The types
@@ -134,10 +133,15 @@ export function namespaceNameFor(projectName: string): string {
 
 // A Namespace name is a DNS-1123 label. Project names are looser (dots are
 // allowed, and up to 253 characters), so not every Project can have its
-// Namespace. The CRD refuses such names at admission; this check is for the
-// Projects that got in before it, or where the CRD was not updated.
+// Namespace. The CRD refuses such names at admission, with this same
+// sentence; this check is for the Projects that got in before it, or where
+// the CRD was not updated.
 const NAMESPACE_NAME_MAX_LENGTH = 63;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export const PROJECT_NAME_MAX_LENGTH = NAMESPACE_NAME_MAX_LENGTH - NAMESPACE_PREFIX.length;
+export const PROJECT_NAME_RULE =
+  `a Project name must be at most ${PROJECT_NAME_MAX_LENGTH} lowercase letters, digits or '-', ` +
+  `starting and ending with a letter or digit, so that ${NAMESPACE_PREFIX}<name> can be a Namespace name`;
 
 export function isValidNamespaceName(name: string): boolean {
   return name.length <= NAMESPACE_NAME_MAX_LENGTH && DNS1123_LABEL.test(name);
@@ -242,10 +246,7 @@ function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined
     return {
       status: "False",
       reason: "InvalidName",
-      message:
-        `"${name}" cannot be a Namespace name: it must be at most ${NAMESPACE_NAME_MAX_LENGTH} ` +
-        "characters of lowercase letters, digits and '-', starting and ending with a letter or digit. " +
-        "Recreate the Project under such a name.",
+      message: `${name} cannot be a Namespace name: ${PROJECT_NAME_RULE}. Recreate the Project under such a name.`,
     };
   }
   if (!mayExceedAnnotationLimit(namespace.metadata.annotations)) return undefined;
@@ -284,7 +285,7 @@ function readinessOf(name: string, namespace: ObservedChildren["Namespace.v1"][s
   return {
     status: "False",
     reason: "NamespaceNotActive",
-    message: `Namespace ${name} is in phase ${phase ?? "(none)"}, not Active.`,
+    message: phase ? `Namespace ${name} is in phase ${phase}, not Active.` : `Namespace ${name} has no phase yet.`,
   };
 }
 

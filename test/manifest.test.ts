@@ -15,7 +15,7 @@ import { ConfigMap, Namespace, Service } from "kubernetes-models/v1";
 import * as v from "valibot";
 import { parseAllDocuments, stringify } from "yaml";
 import { HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
-import { DEFAULT_LICENSE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
+import { DEFAULT_LICENSE, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
 import { clock, namespaces, project } from "./helpers.ts";
 import { CHECKSUM_ANNOTATION, MANIFEST_PATH, codeFromRepo, renderManifest } from "./manifest.ts";
 import { tsx } from "./spawn-server.ts";
@@ -285,8 +285,8 @@ describe("manifest: the CRD keeps out what sync cannot use", () => {
     });
   }
 
-  test("the refusal explains itself", () => {
-    assert.match(rule.message, /at most 58 lowercase letters, digits or '-'/);
+  test("the refusal explains itself, in the words sync's InvalidName uses", () => {
+    assert.equal(rule.message, PROJECT_NAME_RULE);
   });
 
   test("the longest description and license the CRD admits, in the costliest characters, still get their Namespace", () => {

@@ -7,6 +7,8 @@ import {
   SyncRequest,
   WORST_BYTES_PER_UNIT,
   WORST_FIXED_BYTES,
+  ANNOTATIONS_MAX_BYTES,
+  PROJECT_NAME_RULE,
   annotationBytes,
   isValidNamespaceName,
   sync,
@@ -89,7 +91,8 @@ describe("sync: names that cannot become a Namespace", () => {
       assert.equal(answer.status.namespace, undefined);
       assert.equal(ready(answer).status, "False");
       assert.equal(ready(answer).reason, "InvalidName");
-      assert.match(ready(answer).message, /at most 63 characters of lowercase letters, digits and '-'/);
+      assert.equal(ready(answer).message, `proj-${name} cannot be a Namespace name: ${PROJECT_NAME_RULE}. Recreate the Project under such a name.`);
+      assert.match(ready(answer).message, /a Project name must be at most 58 /, "the Project's limit, not the Namespace's 63");
     });
   }
 
@@ -125,11 +128,6 @@ describe("sync: annotations the API server would refuse", () => {
     assert.match(ready(answer).message, /Kubernetes allows 262144/);
   });
 
-  test("size is counted in UTF-8 bytes, not characters", () => {
-    assert.equal(withDescription("e".repeat(100 * kib)).children.length, 1);
-    assert.equal(ready(withDescription("é".repeat(100 * kib))).reason, "SpecTooLarge");
-  });
-
   test("the quick worst-case bound never counts fewer bytes than the exact count", () => {
     for (const unit of ["a", "é", "<", "\u2028", "\u0001", "😀", "\ud800"]) {
       for (const length of [0, 1, 1000]) {
@@ -141,10 +139,50 @@ describe("sync: annotations the API server would refuse", () => {
     }
   });
 
-  test("characters that Go's JSON escapes count six times in Metacontroller's copy", () => {
-    assert.equal(withDescription("a".repeat(50 * kib)).children.length, 1);
-    assert.equal(ready(withDescription("<".repeat(50 * kib))).reason, "SpecTooLarge");
+  test("the count is every annotation key and value, Metacontroller's key and its JSON copy, and 256 bytes for its label", () => {
+    const [namespace] = sync(project("a", { spec: { description: "d", license: "MIT" } }), namespaces(), at).children;
+    assert.ok(namespace);
+    const copy = '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"proj-a","annotations":{"description":"d","license":"MIT"}}}';
+    const expected =
+      "metacontroller.k8s.io/last-applied-configuration".length + copy.length + 256 + "description".length + 1 + "license".length + 3;
+    assert.equal(annotationBytes(namespace), expected);
   });
+
+  // One character more in the description costs itself in UTF-8 plus itself in the JSON copy, as Go writes it.
+  for (const [character, bytes] of [
+    ["a", 1 + 1],
+    ["é", 2 + 2],
+    ['"', 1 + 2],
+    ["<", 1 + 6],
+    [">", 1 + 6],
+    ["&", 1 + 6],
+    ["\u2028", 3 + 6],
+    ["\u2029", 3 + 6],
+    ["😀", 4 + 4],
+  ] as const) {
+    test(`${JSON.stringify(character)} in a description counts ${bytes} bytes`, () => {
+      const count = (description: string) => {
+        const [namespace] = sync(project("a", { spec: { description } }), namespaces(), at).children;
+        assert.ok(namespace);
+        return annotationBytes(namespace);
+      };
+      assert.equal(count(`x${character}`) - count("x"), bytes);
+    });
+  }
+
+  test("annotations of exactly 256 KiB get their Namespace; one byte more does not", () => {
+    const bytesFor = (description: string) =>
+      annotationBytes({ apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-big", annotations: { description, license: "MIT" } } });
+    const room = ANNOTATIONS_MAX_BYTES - bytesFor("");
+    // "x" costs 2 bytes and '"' costs 3: together they reach any count.
+    const exactly = '"'.repeat(room % 2) + "x".repeat((room - 3 * (room % 2)) / 2);
+    assert.equal(bytesFor(exactly), ANNOTATIONS_MAX_BYTES);
+    assert.equal(withDescription(exactly).children.length, 1);
+    const oneMore = exactly.replace("x", '"');
+    assert.equal(bytesFor(oneMore), ANNOTATIONS_MAX_BYTES + 1);
+    assert.equal(ready(withDescription(oneMore)).reason, "SpecTooLarge");
+  });
+
 });
 
 describe("sync: status", () => {
@@ -187,10 +225,17 @@ describe("sync: status", () => {
     assert.equal(answer.children.length, 1, "still wanted, so it comes back once it is gone");
   });
 
-  test("a Namespace without a phase is not Ready", () => {
+  test("a Namespace without a phase is not Ready, and the message says it has none", () => {
     const answer = sync(project("test"), namespaces({ "proj-test": null }), at);
     assert.equal(ready(answer).status, "False");
     assert.equal(ready(answer).reason, "NamespaceNotActive");
+    assert.equal(ready(answer).message, "Namespace proj-test has no phase yet.");
+  });
+
+  test("a Namespace in another phase is not Ready, and the message names the phase", () => {
+    const answer = sync(project("test"), namespaces({ "proj-test": "Pending" }), at);
+    assert.equal(ready(answer).reason, "NamespaceNotActive");
+    assert.equal(ready(answer).message, "Namespace proj-test is in phase Pending, not Active.");
   });
 
   test("only the Project's own Namespace counts for Ready", () => {
@@ -253,6 +298,18 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
     assert.equal(ready(active).lastTransitionTime, "2026-12-01T08:30:00Z");
   });
 
+  test("the previous Ready condition is found among other conditions", () => {
+    const readySince = "2026-11-01T00:00:00Z";
+    const status = {
+      conditions: [
+        { type: "Progressing", status: "False", lastTransitionTime: "2026-11-02T00:00:00Z" },
+        { type: "Ready", status: "True", lastTransitionTime: readySince },
+      ],
+    };
+    const answer = sync(project("test", { status }), namespaces({ "proj-test": "Active" }), later);
+    assert.equal(ready(answer).lastTransitionTime, readySince);
+  });
+
   test("lastTransitionTime stays when only the reason changes", () => {
     const parent = project("test");
     const waiting = sync(parent, namespaces(), at);
@@ -278,7 +335,12 @@ describe("sync: input", () => {
   test("unknown fields are kept by the schema, not stripped or refused", () => {
     const request = v.parse(SyncRequest, fixture("steady-sync"));
     assert.equal(request.parent.metadata["uid"], "0b4b6f9e-2f5d-4a8e-8c1e-3f0d9a7e5c21");
-    assert.deepEqual(request.related, {});
+    assert.deepEqual(request["related"], {});
+  });
+
+  test("controller, related and finalizing are not read, so any value of theirs passes", () => {
+    const request = { ...fixture("steady-sync"), controller: null, related: { x: 1 }, finalizing: "yes" };
+    assert.equal(v.safeParse(SyncRequest, request).success, true);
   });
 
   test("a previous status that cannot be read is ignored, not refused", () => {
