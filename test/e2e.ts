@@ -3,33 +3,96 @@
 // there is none it says so and exits 0, so that it never fails a machine
 // without one.
 //
+// It touches only what it creates. Its Project has a name unique to the run,
+// made with `kubectl create`, so a clash fails the run instead of taking an
+// object over. k8s.yaml is created whole if none of it is there, and used as
+// it is if all of it is; the run deletes only the objects it created, also
+// after a failure or Ctrl-C.
+//
 // With WEBHOOK_URL=http://host:port/sync the CompositeController calls a
-// webhook running outside the cluster (a local `npm start`) instead of the
-// Deployment, for clusters whose pods cannot reach the npm registry.
+// webhook running outside the cluster (`npm start`) instead of the
+// Deployment. That needs a cluster without k8s.yaml: pointing an installed
+// controller elsewhere would break every Project's sync.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseAllDocuments, stringify } from "yaml";
+import { PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
 
-const PROJECT = "test";
-const NAMESPACE = `proj-${PROJECT}`;
+const RUN = randomBytes(3).toString("hex");
+const PROJECT = `e2e-${RUN}`;
+const NAMESPACE = namespaceNameFor(PROJECT);
 const TIMEOUT = "180s";
 
-function kubectl(args: string[], input?: string) {
-  const result = spawnSync("kubectl", args, { input, encoding: "utf8" });
-  return { ok: result.status === 0, stdout: result.stdout ?? "", stderr: (result.stderr ?? "") + (result.error?.message ?? "") };
+type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
+type Result = { ok: boolean; stdout: string; stderr: string; missing?: boolean };
+
+// Ctrl-C aborts the kubectl in flight; the cleanup then runs with its own signal.
+const interrupt = new AbortController();
+
+function kubectl(args: string[], input?: string, signal = interrupt.signal): Promise<Result> {
+  return new Promise((resolve) => {
+    const child = spawn("kubectl", args, { signal, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") resolve({ ok: false, stdout, stderr: "kubectl is not installed", missing: true });
+      else if (error.name !== "AbortError") resolve({ ok: false, stdout, stderr: `${stderr}${error.message}` });
+    });
+    child.on("close", (code) => resolve({ ok: code === 0 && !signal.aborted, stdout, stderr }));
+    child.stdin.on("error", () => {}); // a kubectl that exits without reading its input
+    child.stdin.end(input);
+  });
 }
 
-function must(args: string[], input?: string): string {
-  const result = kubectl(args, input);
-  if (!result.ok) throw new Error(`kubectl ${args.join(" ")} failed:\n${result.stderr}`);
+async function must(args: string[], input?: string, signal?: AbortSignal): Promise<string> {
+  const result = await kubectl(args, input, signal);
+  if (!result.ok) throw new Error(`kubectl ${args.join(" ")} failed:\n${result.stderr.trim()}`);
   return result.stdout;
 }
 
-function step(what: string, action: () => void) {
+// ## What this run created, and nothing else, is what it deletes
+
+const created: KubeObject[] = [];
+const describeObject = (object: KubeObject) =>
+  `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`;
+
+async function create(object: KubeObject): Promise<void> {
+  await must(["create", "-f", "-"], stringify(object));
+  created.push(object);
+}
+
+async function remove(object: KubeObject, signal?: AbortSignal): Promise<void> {
+  await must(["delete", "-f", "-", "--ignore-not-found", `--timeout=${TIMEOUT}`], stringify(object), signal);
+  created.splice(created.indexOf(object), 1);
+}
+
+async function exists(object: KubeObject): Promise<boolean> {
+  return (await must(["get", "-f", "-", "-o", "name", "--ignore-not-found"], stringify(object))).trim() !== "";
+}
+
+async function cleanUp(): Promise<void> {
+  // A second Ctrl-C stops the cleanup too, and says what is left.
+  const again = new AbortController();
+  process.once("SIGINT", () => again.abort());
+  for (const object of [...created].reverse()) {
+    try {
+      await remove(object, again.signal);
+      console.log(`ok   cleaned up ${describeObject(object)}`);
+    } catch (error) {
+      console.error(`left behind: ${describeObject(object)} (${error instanceof Error ? error.message : error})`);
+    }
+  }
+}
+
+async function step(what: string, action: () => Promise<void>) {
   const started = Date.now();
-  action();
+  await action();
   console.log(`ok   ${what} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
 }
 
@@ -38,98 +101,129 @@ function skip(why: string): never {
   process.exit(0);
 }
 
-/** k8s.yaml as applied: whole, or pointed at an outside webhook without the in-cluster one. */
-function manifestToApply(webhookUrl: string | undefined): string {
-  const text = readFileSync(MANIFEST_PATH, "utf8");
-  if (!webhookUrl) return text;
-  const inCluster = ["ConfigMap", "Service", "Deployment"];
-  return parseAllDocuments(text)
-    .map((document) => document.toJS())
-    .filter((object) => !inCluster.includes(object.kind))
-    .map((object) => {
-      if (object.kind === "CompositeController") object.spec.hooks.sync.webhook.url = webhookUrl;
-      return stringify(object);
-    })
-    .join("---\n");
+function refuse(why: string): never {
+  console.error(`e2e refused: ${why}`);
+  process.exit(1);
 }
 
-function projectYaml(name: string, license: string) {
-  return stringify({
+/** The objects of k8s.yaml to install: all of them, or those that stay useful with an outside webhook. */
+function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
+  const objects: KubeObject[] = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => document.toJS());
+  if (!webhookUrl) return objects;
+  const inCluster = ["ConfigMap", "Service", "Deployment"];
+  return objects
+    .filter((object) => !inCluster.includes(object.kind))
+    .map((object) => {
+      if (object.kind !== "CompositeController") return object;
+      const controller = structuredClone(object) as any;
+      controller.spec.hooks.sync.webhook.url = webhookUrl;
+      return controller;
+    });
+}
+
+function project(name: string, license: string): KubeObject {
+  return {
     apiVersion: "agrrh.com/v1",
     kind: "Project",
     metadata: { name },
     spec: { description: "Created by test/e2e.ts", license },
-  });
+  };
 }
 
-const annotation = (key: string) => must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.annotations.${key}}`]);
+const annotation = async (key: string) =>
+  must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.annotations.${key}}`]);
 
-// 0. Is there a cluster, and does it run Metacontroller?
-const context = kubectl(["config", "current-context"]);
+// 0. Is there a cluster, and does it run Metacontroller? Is k8s.yaml there?
+const context = await kubectl(["config", "current-context"]);
+if (context.missing) skip("kubectl is not installed");
 if (!context.ok) skip(`kubectl has no current context (${context.stderr.trim().split("\n")[0]})`);
-if (!kubectl(["version", "--request-timeout=5s"]).ok) skip(`the cluster of context ${context.stdout.trim()} does not answer`);
-if (!kubectl(["get", "crd", "compositecontrollers.metacontroller.k8s.io"]).ok) {
+if (!(await kubectl(["version", "--request-timeout=5s"])).ok) skip(`the cluster of context ${context.stdout.trim()} does not answer`);
+if (!(await kubectl(["get", "crd", "compositecontrollers.metacontroller.k8s.io"])).ok) {
   skip("Metacontroller v4 is not installed (see the README's prerequisites)");
 }
 
-// Deleting the CRD deletes every Project and so every proj-* Namespace: only
-// take k8s.yaml down again if this run is what put it up.
-const installedBefore = kubectl(["get", "crd", "projects.agrrh.com"]).ok;
 const webhookUrl = process.env["WEBHOOK_URL"];
-const manifest = manifestToApply(webhookUrl);
-console.log(`e2e against context ${context.stdout.trim()}, webhook ${webhookUrl ?? "in the cluster"}`);
+const manifest = manifestObjects(webhookUrl);
+const present: KubeObject[] = [];
+for (const object of manifest) if (await exists(object)) present.push(object);
+const installed = present.length === manifest.length;
+if (present.length > 0 && !installed) {
+  refuse(
+    `k8s.yaml is partly installed (${present.map(describeObject).join(", ")} exist, the rest does not). ` +
+      "Install it whole with kubectl apply -f k8s.yaml, or remove it, and run again.",
+  );
+}
+if (installed && webhookUrl) {
+  refuse(
+    "k8s.yaml is installed on this cluster, and WEBHOOK_URL would point its CompositeController at a webhook " +
+      "outside the cluster, breaking every Project's sync once that webhook stops. Run without WEBHOOK_URL to " +
+      "test the installed controller, or use a cluster without k8s.yaml.",
+  );
+}
+
+process.on("SIGINT", () => {
+  console.error("interrupted: cleaning up what this run created (Ctrl-C again to stop that too)");
+  process.exitCode = 130;
+  interrupt.abort();
+});
+
+console.log(
+  `e2e run ${RUN} against context ${context.stdout.trim()}, webhook ${webhookUrl ?? "in the cluster"}, ` +
+    `k8s.yaml ${installed ? "already installed: used as it is" : "created by this run"}`,
+);
 
 try {
-  step("1. apply k8s.yaml", () => {
-    must(["apply", "-f", "-"], manifest);
-    must(["wait", "--for=condition=Established", "crd/projects.agrrh.com", `--timeout=${TIMEOUT}`]);
-    if (!webhookUrl) must(["-n", "meta-project", "rollout", "status", "deployment/controller", `--timeout=${TIMEOUT}`]);
+  await step(installed ? "1. k8s.yaml is installed" : "1. create k8s.yaml", async () => {
+    if (!installed) for (const object of manifest) await create(object);
+    await must(["wait", "--for=condition=Established", "crd/projects.agrrh.com", `--timeout=${TIMEOUT}`]);
+    if (!webhookUrl) await must(["-n", "meta-project", "rollout", "status", "deployment/controller", `--timeout=${TIMEOUT}`]);
   });
 
-  step(`2. create Project ${PROJECT} and wait for Ready`, () => {
-    must(["apply", "-f", "-"], projectYaml(PROJECT, "MIT"));
-    must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+  const theProject = project(PROJECT, "MIT");
+  await step(`2. create Project ${PROJECT} and wait for Ready`, async () => {
+    await create(theProject);
+    await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
   });
 
-  step(`3. Namespace ${NAMESPACE} carries the description and license`, () => {
-    assert.equal(annotation("description"), "Created by test/e2e.ts");
-    assert.equal(annotation("license"), "MIT");
+  await step(`3. Namespace ${NAMESPACE} carries the description and license`, async () => {
+    assert.equal(await annotation("description"), "Created by test/e2e.ts");
+    assert.equal(await annotation("license"), "MIT");
   });
 
-  step("4. a changed license follows onto the Namespace", () => {
-    must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"license":"Apache-2.0"}}']);
-    must(["wait", "--for=jsonpath={.metadata.annotations.license}=Apache-2.0", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
+  await step("4. a changed license follows onto the Namespace", async () => {
+    await must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"license":"Apache-2.0"}}']);
+    await must(["wait", "--for=jsonpath={.metadata.annotations.license}=Apache-2.0", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
   });
 
-  step(`5. a deleted ${NAMESPACE} comes back`, () => {
-    const uid = must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]);
-    must(["delete", "namespace", NAMESPACE, `--timeout=${TIMEOUT}`]);
+  await step(`5. a deleted ${NAMESPACE} comes back`, async () => {
+    const uid = await must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]);
+    await must(["delete", "namespace", NAMESPACE, `--timeout=${TIMEOUT}`]);
     const deadline = Date.now() + 180_000;
-    while (!kubectl(["get", "namespace", NAMESPACE]).ok) {
+    while (!(await kubectl(["get", "namespace", NAMESPACE])).ok) {
+      if (interrupt.signal.aborted) throw new Error("interrupted");
       if (Date.now() > deadline) throw new Error(`${NAMESPACE} did not come back`);
-      spawnSync("sleep", ["1"]);
+      await sleep(1000, undefined, { signal: interrupt.signal });
     }
-    assert.notEqual(must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]), uid);
-    must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+    assert.notEqual(await must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]), uid);
+    await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
   });
 
-  step("6. a Project whose name cannot become a Namespace is refused at admission", () => {
-    const refused = kubectl(["create", "-f", "-"], projectYaml("my.project", "MIT"));
-    assert.equal(refused.ok, false, "my.project was admitted");
-    assert.match(refused.stderr, /at most 58 lowercase letters/);
+  await step("6. a Project whose name cannot become a Namespace is refused at admission", async () => {
+    const invalid = project(`${PROJECT}.invalid`, "MIT");
+    const refused = await kubectl(["create", "-f", "-"], stringify(invalid));
+    if (refused.ok) created.push(invalid);
+    assert.equal(refused.ok, false, `${invalid.metadata.name} was admitted`);
+    assert.ok(refused.stderr.includes(PROJECT_NAME_RULE), refused.stderr);
   });
 
-  step(`7. deleting Project ${PROJECT} deletes ${NAMESPACE}`, () => {
-    must(["delete", "project", PROJECT, `--timeout=${TIMEOUT}`]);
-    must(["wait", "--for=delete", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
+  await step(`7. deleting Project ${PROJECT} deletes ${NAMESPACE}`, async () => {
+    await remove(theProject);
+    await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
   });
+} catch (error) {
+  console.error(interrupt.signal.aborted ? "interrupted" : error);
+  process.exitCode ||= 1;
 } finally {
-  // Clean up whatever the run made, also after a failure.
-  kubectl(["delete", "project", PROJECT, "--ignore-not-found", `--timeout=${TIMEOUT}`]);
-  if (installedBefore) {
-    console.log("ok   cleaned up Project test; k8s.yaml was installed before this run, so it stays");
-  } else {
-    kubectl(["delete", "-f", "-", "--ignore-not-found", `--timeout=${TIMEOUT}`], manifest);
-    console.log("ok   cleaned up Project test and everything k8s.yaml made");
-  }
+  await cleanUp();
+  if (installed) console.log("ok   k8s.yaml was installed before this run, so it stays as it was");
 }

@@ -37,9 +37,11 @@ export function spawnChild(command: string[], env: Record<string, string | undef
   const [program = "", ...args] = command;
   // A process group of its own, so that kill() reaches the grandchildren too:
   // an orphaned one would hold the pipes, and so the test run, open.
+  // An `undefined` setting removes the variable rather than passing "undefined".
+  const merged = Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined);
   const child = spawn(program, args, {
     cwd: root,
-    env: { ...process.env, ...env },
+    env: Object.fromEntries(merged),
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
