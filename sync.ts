@@ -165,7 +165,8 @@ export function annotationBytes(namespace: Namespace): number {
   return total;
 }
 
-function asGoJson(value: unknown): string {
+/** JSON as Go writes it, escaping `<`, `>`, `&`, U+2028 and U+2029, as Kubernetes tools store copies of objects. */
+export function asGoJson(value: unknown): string {
   return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { SYNC_PATH } from "../main.ts";
 import { fixture, markdownTable } from "./helpers.ts";
-import { deployedNodeVersion, install } from "./runtime-cache.ts";
+import { deployedBundle, deployedNodeVersion, install } from "./runtime-cache.ts";
 import { spawnServer, type Server } from "./spawn-server.ts";
 
 const CONNECTIONS = 10;
@@ -43,13 +43,14 @@ const fixtures = {
 };
 
 // Node 24 as deployed, from the npm registry; tsx on the machine's Node if that cannot be had.
-function runtime(): { label: string; command: (script: string) => string[] } {
+function runtime(): { label: string; command: (script: string) => string[]; webhook: string } {
   try {
     const node = install({ name: "node", version: deployedNodeVersion(), bin: "node" });
-    return { label: `node ${deployedNodeVersion()} (as deployed)`, command: (script) => [node, script] };
+    return { label: `node ${deployedNodeVersion()} (as deployed)`, command: (script) => [node, script], webhook: deployedBundle() };
   } catch (error) {
     console.error(`Node 24 not available (${error instanceof Error ? error.message.split("\n")[0] : error}); using tsx`);
-    return { label: `node ${process.version} with tsx`, command: (script) => [process.execPath, "--import", "tsx", script] };
+    const command = (script: string) => [process.execPath, "--import", "tsx", script];
+    return { label: `node ${process.version} with tsx`, command, webhook: "main.ts" };
   }
 }
 
@@ -98,13 +99,22 @@ function pinned(command: string[]): { command: string[]; note: string } {
     : { command, note: "not pinned to CPUs (no taskset)" };
 }
 
-const { label, command } = runtime();
-const webhook = pinned(command("main.ts"));
+const { label, command, webhook: webhookScript } = runtime();
+const webhook = pinned(command(webhookScript));
+
+// Idle memory before any load: what the pod's request has to cover.
+for (const script of new Set([webhookScript, "main.ts"])) {
+  const idle = await spawnServer(command(script));
+  await new Promise((resolve) => setTimeout(resolve, 1000)); // let start-up garbage be collected
+  console.log(`idle RSS of ${script}: ${rssMegabytes(idle.process.pid).toFixed(0)} MB`);
+  idle.kill();
+}
+
 const servers = {
   webhook: await spawnServer(webhook.command),
   baseline: await spawnServer(pinned(command("test/baseline.ts")).command),
 };
-console.log(`runtime: ${label}; ${webhook.note}`);
+console.log(`runtime: ${label}; webhook: ${webhookScript}; ${webhook.note}`);
 console.log(`${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS_PER_RUN}s per fixture and server`);
 
 try {
@@ -131,7 +141,7 @@ try {
     };
     return [name, figures(webhook), figures(baseline), `${ratio("requestsPerSecond").toFixed(2)}x`, `${ratio("p99").toFixed(2)}x`];
   });
-  const header = ["fixture", "webhook (main.ts)", "baseline (node:http)", "req/s ratio", "p99 ratio"];
+  const header = ["fixture", "webhook", "baseline (node:http)", "req/s ratio", "p99 ratio"];
   console.log(markdownTable(header, rows));
   console.log("req/s, p50 and p99: medians over the rounds; MB: the highest RSS seen while that fixture ran");
   console.log("ratios: medians of per-round ratios; goal: req/s ratio >= 0.85, p99 ratio <= 1.25, webhook RSS < 100 MB");

@@ -7,13 +7,22 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { CustomResourceDefinition } from "kubernetes-models/apiextensions.k8s.io/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
+import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ConfigMap, Namespace, Service } from "kubernetes-models/v1";
 import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
 import { HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
-import { DEFAULT_LICENSE, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
+import { ANNOTATIONS_MAX_BYTES, DEFAULT_LICENSE, PROJECT_NAME_RULE, asGoJson, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
 import { clock, namespaces, project } from "./helpers.ts";
-import { CHECKSUM_ANNOTATION, MANIFEST_PATH, codeFromRepo, renderManifest } from "./manifest.ts";
+import {
+  BUNDLE_FILE,
+  CHECKSUM_ANNOTATION,
+  MANIFEST_PATH,
+  codeFromRepo,
+  lockedRuntimeDependencies,
+  renderManifest,
+} from "./manifest.ts";
 
 const text = readFileSync(MANIFEST_PATH, "utf8");
 const parsed = parseAllDocuments(text);
@@ -34,9 +43,11 @@ const controller = only("CompositeController");
 const configMap = only("ConfigMap");
 const service = only("Service");
 const deployment = only("Deployment");
+const disruptionBudget = only("PodDisruptionBudget");
+const networkPolicy = only("NetworkPolicy");
 const pod = deployment.spec.template.spec;
+const podLabels = deployment.spec.template.metadata.labels;
 const webhook = pod.containers.find((container: any) => container.name === "webhook");
-const install = pod.initContainers.find((container: any) => container.name === "install");
 const projectVersion = crd.spec.versions.find((version: any) => version.name === "v1");
 const projectSchema = projectVersion.schema.openAPIV3Schema;
 const env = (name: string) => webhook.env.find((variable: any) => variable.name === name)?.value;
@@ -52,7 +63,16 @@ describe("manifest: documents", () => {
   test("the documents come in apply order", () => {
     assert.deepEqual(
       objects.map((object) => object.kind),
-      ["Namespace", "CustomResourceDefinition", "CompositeController", "ConfigMap", "Service", "Deployment"],
+      [
+        "Namespace",
+        "CustomResourceDefinition",
+        "CompositeController",
+        "ConfigMap",
+        "Service",
+        "NetworkPolicy",
+        "PodDisruptionBudget",
+        "Deployment",
+      ],
     );
   });
 
@@ -73,7 +93,7 @@ describe("manifest: documents", () => {
 });
 
 describe("manifest: built-in objects validate against the published Kubernetes schemas", () => {
-  const models = { Namespace, CustomResourceDefinition, ConfigMap, Service, Deployment } as const;
+  const models = { Namespace, CustomResourceDefinition, ConfigMap, Service, NetworkPolicy, PodDisruptionBudget, Deployment } as const;
   for (const [kind, Model] of Object.entries(models)) {
     test(`${kind} is valid`, () => {
       assert.doesNotThrow(() => new Model(only(kind)).validate());
@@ -153,9 +173,18 @@ describe("manifest: the CompositeController", () => {
     ]);
   });
 
-  test("the sync webhook has an explicit timeout and the ETag cache on", () => {
-    assert.match(controller.spec.hooks.sync.webhook.timeout, /s$/);
-    assert.equal(controller.spec.hooks.sync.webhook.etag.enabled, true);
+  test("the sync webhook has an explicit timeout and the ETag cache on, with entries that expire", () => {
+    const { timeout, etag } = controller.spec.hooks.sync.webhook;
+    assert.match(timeout, /s$/);
+    assert.equal(etag.enabled, true);
+    assert.ok(etag.cacheTimeoutSeconds > 0 && etag.cacheCleanupSeconds > 0);
+  });
+
+  test("every ETag cache sets both times or neither: the timeout alone crashes Metacontroller 4.17.2", () => {
+    for (const [name, hook] of Object.entries(controller.spec.hooks) as [string, any][]) {
+      const etag = hook.webhook?.etag ?? {};
+      assert.equal("cacheTimeoutSeconds" in etag, "cacheCleanupSeconds" in etag, name);
+    }
   });
 });
 
@@ -174,11 +203,37 @@ describe("manifest: cross-references agree", () => {
     assert.equal(url.pathname, SYNC_PATH);
   });
 
-  test("the Service and the Deployment select the pods by their labels", () => {
-    const podLabels = deployment.spec.template.metadata.labels;
-    for (const selector of [service.spec.selector, deployment.spec.selector.matchLabels]) {
-      for (const [key, value] of Object.entries(selector)) assert.equal(podLabels[key], value, key);
+  test("the Service, Deployment, NetworkPolicy, disruption budget and topology spread select the pods by their labels", () => {
+    const selectors = {
+      Service: service.spec.selector,
+      Deployment: deployment.spec.selector.matchLabels,
+      NetworkPolicy: networkPolicy.spec.podSelector.matchLabels,
+      PodDisruptionBudget: disruptionBudget.spec.selector.matchLabels,
+      topologySpreadConstraints: pod.topologySpreadConstraints[0].labelSelector.matchLabels,
+    };
+    for (const [what, selector] of Object.entries(selectors)) {
+      assert.ok(Object.keys(selector).length > 0, `${what} selects something`);
+      for (const [key, value] of Object.entries(selector)) assert.equal(podLabels[key], value, `${what}: ${key}`);
     }
+  });
+
+  test("the NetworkPolicy admits only Metacontroller's namespace, on the webhook's port", () => {
+    assert.deepEqual(networkPolicy.spec.policyTypes, ["Ingress"]);
+    assert.deepEqual(networkPolicy.spec.ingress, [
+      {
+        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "metacontroller" } } }],
+        ports: [{ port: service.spec.ports[0].targetPort, protocol: "TCP" }],
+      },
+    ]);
+    assert.ok(webhook.ports.some((port: any) => port.name === networkPolicy.spec.ingress[0].ports[0].port));
+  });
+
+  test("a node drain keeps one replica, and replicas spread over nodes where they can", () => {
+    assert.equal(disruptionBudget.spec.minAvailable, 1);
+    assert.ok(deployment.spec.replicas > disruptionBudget.spec.minAvailable, "a drain can still evict one");
+    const [spread] = pod.topologySpreadConstraints;
+    assert.equal(spread.topologyKey, "kubernetes.io/hostname");
+    assert.equal(spread.whenUnsatisfiable, "ScheduleAnyway");
   });
 
   test("Service targetPort, containerPort, PORT and the webhook's default port are one port", () => {
@@ -202,24 +257,23 @@ describe("manifest: cross-references agree", () => {
     assert.ok(pod.terminationGracePeriodSeconds > pause + deadline);
   });
 
-  test("the init container copies every file of the ConfigMap it mounts", () => {
-    const mount = install.volumeMounts.find((volumeMount: any) => volumeMount.name === "code");
-    const volume = pod.volumes.find((candidate: any) => candidate.name === "code");
+  test("the pod needs nothing but its image: the webhook runs the ConfigMap's bundle from its mount", () => {
+    assert.equal(pod.initContainers, undefined, "no install step");
+    const mount = webhook.volumeMounts.find((volumeMount: any) => volumeMount.readOnly);
+    const volume = pod.volumes.find((candidate: any) => candidate.name === mount.name);
     assert.equal(volume.configMap.name, configMap.metadata.name);
-    const script = install.command.join(" ");
-    for (const file of Object.keys(configMap.data)) assert.ok(script.includes(`${mount.mountPath}/${file}`), file);
-    assert.match(script, /npm install --omit=dev --ignore-scripts/);
+    assert.deepEqual(webhook.command, ["node", `${mount.mountPath}/${BUNDLE_FILE}`]);
+    assert.deepEqual(Object.keys(configMap.data), [BUNDLE_FILE]);
   });
 
-  test("both containers run the same pinned Node 24 image, and the webhook runs main.ts without a build", () => {
-    assert.match(webhook.image, /^node:24\.\d+\.\d+-alpine/);
-    assert.equal(install.image, webhook.image);
-    assert.deepEqual(webhook.command, ["node", "main.ts"]);
-    assert.equal(webhook.workingDir, install.workingDir);
+  test("the webhook runs an official Node 24 image at an exact tag", () => {
+    assert.match(webhook.image, /^node:24\.\d+\.\d+-alpine$/);
   });
 
   test("every namespaced object lives in the controller's namespace", () => {
-    for (const object of [configMap, service, deployment]) assert.equal(object.metadata.namespace, namespace.metadata.name);
+    for (const object of [configMap, service, networkPolicy, disruptionBudget, deployment]) {
+      assert.equal(object.metadata.namespace, namespace.metadata.name);
+    }
   });
 
   test("the CRD's default license is sync's", () => {
@@ -228,24 +282,39 @@ describe("manifest: cross-references agree", () => {
 });
 
 describe("manifest: the embedded code", () => {
-  test("the ConfigMap holds the repo's main.ts, sync.ts and runtime package.json", () => {
+  test("the ConfigMap holds main.ts and sync.ts bundled with the locked dependencies: npm run manifest changes nothing", () => {
     assert.equal(renderManifest(text, codeFromRepo()), text, "k8s.yaml is out of date: run npm run manifest");
   });
 
-  test("the runtime package.json is ESM with the repo's exact runtime dependencies, and nothing else", () => {
+  test("the bundled dependencies are the versions package-lock.json pins, exactly", () => {
     const repo = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
-    assert.deepEqual(JSON.parse(configMap.data["package.json"]), { type: "module", dependencies: repo.dependencies });
     for (const version of Object.values(repo.dependencies)) assert.match(String(version), /^\d+\.\d+\.\d+$/);
+    for (const pinned of lockedRuntimeDependencies()) {
+      const [name, version] = [pinned.slice(0, pinned.lastIndexOf("@")), pinned.slice(pinned.lastIndexOf("@") + 1)];
+      const installed = JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), "utf8"));
+      assert.equal(installed.version, version, `${name} in node_modules is what the lockfile pins`);
+      assert.equal(repo.dependencies[name], version, `${name} in package.json is what the lockfile pins`);
+      assert.ok(configMap.data[BUNDLE_FILE].split("\n")[0].includes(pinned), `the bundle's first line names ${pinned}`);
+    }
+  });
+
+  // Client-side `kubectl apply` keeps a JSON copy of the whole object in an
+  // annotation, and the API server refuses more than 256 KiB of them.
+  const CLIENT_SIDE_APPLY_MARGIN = 64 * 1024;
+  test(`the whole ConfigMap fits client-side apply's copy with ${CLIENT_SIDE_APPLY_MARGIN / 1024} KiB to spare`, () => {
+    const copy = asGoJson(configMap);
+    const bytes = Buffer.byteLength("kubectl.kubernetes.io/last-applied-configuration") + Buffer.byteLength(copy);
+    assert.ok(bytes <= ANNOTATIONS_MAX_BYTES - CLIENT_SIDE_APPLY_MARGIN, `${bytes} bytes`);
   });
 
   test("npm run manifest rewrites only the ConfigMap and the code checksum, the rest byte for byte", () => {
-    const code = { ...codeFromRepo(), "sync.ts": "// changed\n" };
+    const code = { [BUNDLE_FILE]: "// changed\n" };
     const before = text.split("---\n");
     const after = renderManifest(text, code).split("---\n");
     assert.equal(after.length, before.length);
     for (const [index, document] of before.entries()) {
       const kind = objects[index].kind;
-      if (kind === "ConfigMap") assert.match(after[index] ?? "", /sync\.ts: \|\n {4}\/\/ changed\n/);
+      if (kind === "ConfigMap") assert.match(after[index] ?? "", new RegExp(`${BUNDLE_FILE}: \\|\\n {4}// changed\\n`));
       else if (kind === "Deployment") {
         const changed = (after[index] ?? "").split("\n").filter((line, at) => line !== document.split("\n")[at]);
         assert.equal(changed.length, 1);
@@ -335,7 +404,7 @@ describe("manifest: the status sync writes survives pruning", () => {
 });
 
 describe("manifest: the pod passes Pod Security restricted", () => {
-  const containers = [...pod.containers, ...pod.initContainers];
+  const containers = [...pod.containers, ...(pod.initContainers ?? [])];
 
   test("the namespace enforces the restricted profile", () => {
     assert.equal(namespace.metadata.labels["pod-security.kubernetes.io/enforce"], "restricted");
@@ -384,7 +453,7 @@ describe("manifest: the pod passes Pod Security restricted", () => {
   });
 
   test("the recommended app.kubernetes.io labels are on every object of the webhook", () => {
-    for (const object of [configMap, service, deployment, deployment.spec.template]) {
+    for (const object of [configMap, service, networkPolicy, disruptionBudget, deployment, deployment.spec.template]) {
       for (const label of ["name", "component", "part-of"]) {
         assert.ok(object.metadata.labels[`app.kubernetes.io/${label}`], `${object.kind ?? "pod template"}: ${label}`);
       }

@@ -5,18 +5,22 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
+import { BUNDLE_FILE } from "./manifest.ts";
 
 const cache = fileURLToPath(new URL("../.cache/runtimes/", import.meta.url));
 
 export type NpmRuntime = { name: string; version: string; bin: string };
 
+function deployed(kind: string) {
+  const manifest = readFileSync(new URL("../k8s.yaml", import.meta.url), "utf8");
+  return parseAllDocuments(manifest)
+    .map((document) => document.toJS())
+    .find((object) => object.kind === kind);
+}
+
 // Node 24 is the version the Deployment's image runs, read from k8s.yaml.
 export function deployedNodeVersion(): string {
-  const manifest = readFileSync(new URL("../k8s.yaml", import.meta.url), "utf8");
-  const deployment = parseAllDocuments(manifest)
-    .map((document) => document.toJS())
-    .find((object) => object.kind === "Deployment");
-  const image: string = deployment.spec.template.spec.containers[0].image;
+  const image: string = deployed("Deployment").spec.template.spec.containers[0].image;
   const version = /^node:(\d+\.\d+\.\d+)-/.exec(image)?.[1];
   assert.ok(version, `an exact Node version in the image tag ${image}`);
   return version;
@@ -38,3 +42,11 @@ export function install(npm: NpmRuntime): string {
   return bin;
 }
 
+/** k8s.yaml's bundled webhook, written out as the pod sees it; returns its path. */
+export function deployedBundle(): string {
+  const directory = `${cache}../deployed`;
+  mkdirSync(directory, { recursive: true });
+  const path = `${directory}/${BUNDLE_FILE}`;
+  writeFileSync(path, deployed("ConfigMap").data[BUNDLE_FILE]);
+  return path;
+}

@@ -1,5 +1,5 @@
 // `npm run test:runtimes`: the unmodified main.ts and sync.ts on five
-// runtimes. Each starts on a free port, must answer the same requests
+// runtimes, and the bundle k8s.yaml deploys. Each starts on a free port, must answer the same requests
 // exactly as the reference (tsx on the machine's Node 20) does, and must exit
 // 0 on SIGTERM. The runtimes come from the npm registry at pinned versions and
 // are kept in .cache/runtimes, so a second run downloads nothing.
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { HEALTH_PATH, SETTINGS, SYNC_PATH } from "../main.ts";
 import { fixture, markdownTable } from "./helpers.ts";
-import { deployedNodeVersion, install, type NpmRuntime } from "./runtime-cache.ts";
+import { deployedBundle, deployedNodeVersion, install, type NpmRuntime } from "./runtime-cache.ts";
 import { spawnServer, tsx } from "./spawn-server.ts";
 
 const SHUTDOWN_TIMEOUT_SECONDS = 5;
@@ -39,6 +39,12 @@ const runtimes: Runtime[] = [
     name: "Node 24",
     npm: { name: "node", version: deployedNodeVersion(), bin: "node" },
     command: (bin) => [bin, "main.ts"],
+    version: (bin) => firstLine([bin, "--version"]),
+  },
+  {
+    name: "Node 24, k8s.yaml's bundle",
+    npm: { name: "node", version: deployedNodeVersion(), bin: "node" },
+    command: (bin) => [bin, deployedBundle()],
     version: (bin) => firstLine([bin, "--version"]),
   },
   {
