@@ -20,7 +20,7 @@ const K8S_YAML_OBJECTS = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).
   const { kind, metadata } = document.toJS();
   return `${kind} ${metadata.namespace ? `${metadata.namespace}/` : ""}${metadata.name}`;
 });
-const IN_CLUSTER_WEBHOOK = /^(ConfigMap|Service|Deployment) /;
+const IN_CLUSTER_WEBHOOK = /^(ConfigMap|Service|NetworkPolicy|PodDisruptionBudget|Deployment) /;
 
 type Rule = { when: string; exit?: number; stdout?: string; stderr?: string; hang?: boolean };
 type Call = { args: string[]; objects: string[]; input?: string };

@@ -110,7 +110,7 @@ function refuse(why: string): never {
 function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
   const objects: KubeObject[] = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => document.toJS());
   if (!webhookUrl) return objects;
-  const inCluster = ["ConfigMap", "Service", "Deployment"];
+  const inCluster = ["ConfigMap", "Service", "NetworkPolicy", "PodDisruptionBudget", "Deployment"];
   return objects
     .filter((object) => !inCluster.includes(object.kind))
     .map((object) => {
