@@ -24,6 +24,24 @@ describe("README", () => {
     assert.ok(readme.includes(`\n${body}\n`), `README shows the answer:\n${body}`);
   });
 
+  // Each `$ curl -s localhost:8080/sync ... -d '<body>'` and the lines it prints, up to the next command.
+  const transcripts = [...readme.matchAll(/^\$ curl -s localhost:8080\/sync (.*?)-d '(.*)'( \| jq \.)?\n([\s\S]*?)(?=^\$ |^```)/gm)];
+  test("the README shows transcripts of the smallest request and of bad input", () => {
+    assert.ok(transcripts.length >= 4, `${transcripts.length} transcripts found`);
+  });
+  for (const [, flags = "", body = "", pretty, printed = ""] of transcripts) {
+    test(`the transcript for -d '${body.length > 40 ? `${body.slice(0, 40)}...` : body}' is what the webhook answers`, async (t) => {
+      t.mock.method(console, "log", () => {});
+      const headers: Record<string, string> = flags.includes("Content-Type: application/json") ? { "Content-Type": "application/json" } : {};
+      const response = await app.request(SYNC_PATH, { method: "POST", headers, body });
+      const answer = await response.text();
+      if (!pretty) return assert.equal(answer, printed.trimEnd());
+      // A condition stamped now shows another time in the README.
+      const withoutTimes = (text: string) => JSON.stringify(JSON.parse(text), (key, value) => (key === "lastTransitionTime" ? "(time)" : value));
+      assert.equal(withoutTimes(answer), withoutTimes(printed));
+    });
+  }
+
   test("the quickstart is npm ci && npm start, then npm test, as CI runs it", () => {
     assert.match(readme, /npm ci && npm start {5}# the webhook, on http:\/\/localhost:8080/);
     assert.match(readme, /\nnpm test {16}# type check and every test/);
