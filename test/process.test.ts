@@ -68,6 +68,18 @@ async function post(webhook: Server, agent: http.Agent) {
   return { response, text: await readText(response) };
 }
 
+/** Runs `body` with a fresh webhook and a one-connection keep-alive agent, and stops both after. */
+async function withWebhook(env: Record<string, string>, body: (webhook: Server, agent: http.Agent) => Promise<void>) {
+  const webhook = await startWebhook(env);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    await body(webhook, agent);
+  } finally {
+    agent.destroy();
+    webhook.kill();
+  }
+}
+
 /** The one socket a single-socket keep-alive agent holds idle. */
 function idleSocketOf(agent: http.Agent) {
   const socket = Object.values(agent.freeSockets).flat()[0];
@@ -112,17 +124,11 @@ describe("process: starting", () => {
 });
 
 describe("process: connections", () => {
-  test("idle keep-alive connections are kept 120s by default, longer than Go's 90s", async () => {
-    const webhook = await startWebhook();
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    try {
+  test("idle keep-alive connections are kept 120s by default, longer than Go's 90s", () =>
+    withWebhook({}, async (webhook, agent) => {
       const { response } = await post(webhook, agent);
       assert.equal(response.headers["keep-alive"], "timeout=120");
-    } finally {
-      agent.destroy();
-      webhook.kill();
-    }
-  });
+    }));
 
   test("KEEP_ALIVE_TIMEOUT_SECONDS sets how long the server keeps an idle connection", async () => {
     const webhook = await startWebhook({ KEEP_ALIVE_TIMEOUT_SECONDS: "1" });
@@ -174,36 +180,24 @@ describe("process: shutting down", () => {
     });
   }
 
-  test("a request still running at SHUTDOWN_TIMEOUT_SECONDS is cut off, no sooner, and the process exits 1", async () => {
-    const webhook = await startWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "2" });
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    try {
+  test("a request still running at SHUTDOWN_TIMEOUT_SECONDS is cut off, no sooner, and the process exits 1", () =>
+    withWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "2" }, async (webhook, agent) => {
       await requestInFlight(webhook, agent); // the rest of the body never comes
       const signalled = performance.now();
       webhook.process.kill("SIGTERM");
       assert.equal(await webhook.exitCode("the exit at the deadline", 6_000), 1);
       assert.ok(performance.now() - signalled >= 2_000, "waited the whole deadline");
       assert.match(webhook.output(), /still busy after 2s: closing the remaining connections/);
-    } finally {
-      agent.destroy();
-      webhook.kill();
-    }
-  });
+    }));
 
-  test("a second signal while requests are in flight exits at once with exit code 1", async () => {
-    const webhook = await startWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "60" });
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    try {
+  test("a second signal while requests are in flight exits at once with exit code 1", () =>
+    withWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "60" }, async (webhook, agent) => {
       await requestInFlight(webhook, agent);
       webhook.process.kill("SIGINT");
       await webhook.waitFor(/SIGINT: finishing requests in flight/, "the first SIGINT");
       webhook.process.kill("SIGINT");
       assert.equal(await webhook.exitCode("the exit on the second SIGINT, long before the 60s deadline", 5_000), 1);
       assert.match(webhook.output(), /SIGINT again: exiting without waiting for requests in flight/);
-    } finally {
-      agent.destroy();
-      webhook.kill();
-    }
-  });
+    }));
 
 });
