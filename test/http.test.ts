@@ -28,6 +28,16 @@ function postStream(body: ReadableStream<Uint8Array>, headers: Record<string, st
   } as RequestInit);
 }
 
+/** A body that streams in as one chunk. */
+function streamOf(bytes: Uint8Array) {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}
+
 function quietly(t: TestContext) {
   t.mock.method(console, "log", () => {});
   return t.mock.method(console, "error", () => {});
@@ -147,17 +157,10 @@ describe("HTTP: bad input gets a short JSON error", () => {
   test("a chunked body of exactly the limit is read; one byte more gets 413", async (t) => {
     quietly(t);
     const exactly = new TextEncoder().encode(JSON.stringify(fixture("first-sync")).padEnd(64 * 1024, " "));
-    const stream = (bytes: Uint8Array) =>
-      new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(bytes);
-          controller.close();
-        },
-      });
-    assert.equal((await postStream(stream(exactly))).status, 200);
+    assert.equal((await postStream(streamOf(exactly))).status, 200);
     const oneMore = new Uint8Array(exactly.length + 1).fill(32);
     oneMore.set(exactly);
-    await assertJsonError(await postStream(stream(oneMore)), 413, /larger than 65536 bytes/);
+    await assertJsonError(await postStream(streamOf(oneMore)), 413, /larger than 65536 bytes/);
   });
 
   test("a body that is both too large and not JSON gets 415: the type is checked first", async (t) => {
@@ -217,13 +220,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
   test("a body under the limit is still accepted when chunked", async (t) => {
     quietly(t);
     const bytes = new TextEncoder().encode(JSON.stringify(fixture("first-sync")));
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(bytes);
-        controller.close();
-      },
-    });
-    const response = await postStream(body);
+    const response = await postStream(streamOf(bytes));
     assert.equal(response.status, 200);
   });
 

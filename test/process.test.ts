@@ -29,20 +29,25 @@ async function readText(response: http.IncomingMessage): Promise<string> {
 
 const steadyBody = Buffer.from(JSON.stringify(fixture("steady-sync")));
 
+/** A POST /sync of the steady-sync request, its body not yet sent. */
+function syncRequest(webhook: Server, agent: http.Agent, headers: Record<string, string> = {}) {
+  return http.request({
+    port: webhook.port,
+    host: "127.0.0.1",
+    method: "POST",
+    path: SYNC_PATH,
+    agent,
+    headers: { "Content-Type": "application/json", "Content-Length": steadyBody.length, ...headers },
+  });
+}
+
 /**
  * A POST /sync whose headers the webhook has read (it answered
  * `100 Continue`) and whose body is held back at half: a request in flight.
  * `send()` sends the rest, and `answer()` waits for the response.
  */
 async function requestInFlight(webhook: Server, agent: http.Agent) {
-  const request = http.request({
-    port: webhook.port,
-    host: "127.0.0.1",
-    method: "POST",
-    path: SYNC_PATH,
-    agent,
-    headers: { "Content-Type": "application/json", "Content-Length": steadyBody.length, Expect: "100-continue" },
-  });
+  const request = syncRequest(webhook, agent, { Expect: "100-continue" });
   const answered = once(request, "response") as Promise<[http.IncomingMessage]>;
   answered.catch(() => {}); // a test that cuts the request off awaits no answer
   request.flushHeaders();
@@ -55,14 +60,7 @@ async function requestInFlight(webhook: Server, agent: http.Agent) {
 }
 
 async function post(webhook: Server, agent: http.Agent) {
-  const request = http.request({
-    port: webhook.port,
-    host: "127.0.0.1",
-    method: "POST",
-    path: SYNC_PATH,
-    agent,
-    headers: { "Content-Type": "application/json", "Content-Length": steadyBody.length },
-  });
+  const request = syncRequest(webhook, agent);
   request.end(steadyBody);
   const [response] = (await within(once(request, "response"), 10_000, "an answer")) as [http.IncomingMessage];
   return { response, text: await readText(response) };
