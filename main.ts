@@ -1,8 +1,8 @@
 /**
  * # The Project controller's web server
  *
- * Metacontroller calls the sync hook over HTTP; this file is only that
- * transport. It takes a POST, turns every kind of bad input into a short JSON
+ * Metacontroller calls the sync and customize hooks over HTTP; this file is
+ * only that transport. It takes a POST, turns every kind of bad input into a short JSON
  * error, hands the valid ones to `sync` (sync.ts, where the controller's logic
  * lives) and shuts down without dropping a request when Kubernetes stops the
  * pod. It uses web-standard Request/Response through Hono, so the same file
@@ -21,9 +21,10 @@ import { validator } from "hono/validator";
 import { createHash } from "node:crypto";
 import type { Server } from "node:http";
 import * as v from "valibot";
-import { SyncRequest, sync } from "./sync.ts";
+import { CustomizeRequest, SyncRequest, customize, sync } from "./sync.ts";
 
 export const SYNC_PATH = "/sync";
+export const CUSTOMIZE_PATH = "/customize";
 export const HEALTH_PATH = "/healthz";
 
 // ## Configuration
@@ -112,31 +113,38 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
     });
   }
 
-  app.post(
-    SYNC_PATH,
+  const hookRequest = <Schema extends v.GenericSchema>(schema: Schema, what: string) => [
     requireJsonContentType,
     limitBodySize(bodyLimitBytes),
     // Malformed JSON never reaches this: the validator throws a 400
     // HTTPException, which onError below turns into JSON.
     validator("json", (body, c) => {
-      const result = v.safeParse(SyncRequest, body);
-      if (result.success) return result.output;
-      return c.json({ error: "not a sync hook request", issues: listIssues(result.issues) }, 422);
+      const result = v.safeParse(schema, body);
+      if (result.success) return result.output as v.InferOutput<Schema>;
+      return c.json({ error: `not a ${what} request`, issues: listIssues(result.issues) }, 422);
     }),
-    (c) => {
-      const { parent, children } = c.req.valid("json");
-      const answer = sync(parent, children, now);
-      // Spelled out so that nothing else can slip in: hook v2 decodes the
-      // answer strictly and fails on any key it does not know.
-      const body = JSON.stringify({ status: answer.status, children: answer.children });
-      // With `etag.enabled`, Metacontroller sends back the ETag of the last
-      // answer; when it still holds it reuses that answer, and we save the bytes.
-      const etag = etagOf(body);
-      if (etagMatches(c.req.header("If-None-Match"), etag)) return c.body(null, 304, { ETag: etag });
-      return c.body(body, 200, { "Content-Type": "application/json", ETag: etag });
-    },
-  );
+  ] as const;
+
+  app.post(SYNC_PATH, ...hookRequest(SyncRequest, "sync hook"), (c) => {
+    const { parent, children, related } = c.req.valid("json");
+    const answer = sync(parent, children, related, now);
+    // Spelled out so that nothing else can slip in: hook v2 decodes the
+    // answer strictly and fails on any key it does not know.
+    const body = JSON.stringify({ status: answer.status, children: answer.children });
+    // With `etag.enabled`, Metacontroller sends back the ETag of the last
+    // answer; when it still holds it reuses that answer, and we save the bytes.
+    const etag = etagOf(body);
+    if (etagMatches(c.req.header("If-None-Match"), etag)) return c.body(null, 304, { ETag: etag });
+    return c.body(body, 200, { "Content-Type": "application/json", ETag: etag });
+  });
   app.all(SYNC_PATH, methodNotAllowed("POST"));
+
+  // Metacontroller keeps this answer per Project generation, so it needs no ETag.
+  app.post(CUSTOMIZE_PATH, ...hookRequest(CustomizeRequest, "customize hook"), (c) => {
+    const { relatedResources } = customize(c.req.valid("json").parent);
+    return c.json({ relatedResources });
+  });
+  app.all(CUSTOMIZE_PATH, methodNotAllowed("POST"));
 
   // Hono answers HEAD from the GET route.
   app.get(HEALTH_PATH, (c) => c.json({ status: "ok" }));

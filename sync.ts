@@ -8,11 +8,17 @@
  * gets back what should exist. It then creates, updates and deletes Namespaces
  * until the cluster matches, and writes the status we return onto the Project.
  *
+ * Before the first sync of a Project, Metacontroller asks the customize hook
+ * which other objects that Project needs to see: here, the Namespace its name
+ * would take, whoever owns it. That is how `sync` can tell a Namespace still
+ * to be created from one that belongs to someone else.
+ *
  * This file is the whole contract, read top to bottom:
  *   1. the request schema: what Metacontroller sends, checked where we read it;
- *   2. the types, inferred from that schema, and the shape of our answer;
+ *   2. the types, inferred from that schema, and the shape of our answers;
  *   3. the naming rule: Project `x` owns Namespace `proj-x`;
- *   4. `sync`: first the status from what was observed, then the desired
+ *   4. `customize`: the Namespace to watch besides the Project's own;
+ *   5. `sync`: first the status from what was observed, then the desired
  *      children.
  * It imports nothing from the web framework or the runtime, so it can be
  * tested, and reused, on its own.
@@ -61,8 +67,15 @@ export const Project = v.looseObject({
   status: PreviousStatus,
 });
 
-const ObservedNamespace = v.looseObject({
-  status: v.nullish(v.looseObject({ phase: v.nullish(v.string()) })),
+const NamespaceStatus = v.nullish(v.looseObject({ phase: v.nullish(v.string()) }));
+const ObservedNamespace = v.looseObject({ status: NamespaceStatus });
+
+// A Namespace that is not the Project's own is read for who owns it, so that
+// the status can name them.
+const OwnerReference = v.looseObject({ kind: v.string(), name: v.string(), controller: v.nullish(v.boolean()) });
+const RelatedNamespace = v.looseObject({
+  metadata: v.looseObject({ ownerReferences: v.nullish(v.array(OwnerReference)) }),
+  status: NamespaceStatus,
 });
 
 // Children arrive grouped by `<Kind>.<apiVersion>`, then by name. Metacontroller
@@ -75,12 +88,25 @@ export const ObservedChildren = v.objectWithRest(
   ObjectsByName,
 );
 
-// Metacontroller also sends `controller`, `related` and `finalizing`; this
-// controller reads none of them, so they pass unchecked like any unknown key.
+// Related objects arrive grouped the same way. The group is there, empty or
+// not, whenever the customize hook asked for it; without it a foreign
+// Namespace would look like one not created yet, so that is refused too.
+export const RelatedObjects = v.objectWithRest(
+  { "Namespace.v1": v.record(v.string(), RelatedNamespace) },
+  ObjectsByName,
+  "expected the Namespace the customize hook asks for: is hooks.customize declared on the CompositeController?",
+);
+
+// Metacontroller also sends `controller` and `finalizing`; this controller
+// reads neither, so they pass unchecked like any unknown key.
 export const SyncRequest = v.looseObject({
   parent: Project,
   children: ObservedChildren,
+  related: RelatedObjects,
 });
+
+// The customize hook is sent the Project alone, with the controller.
+export const CustomizeRequest = v.looseObject({ parent: Project });
 
 // ## 2. The types
 //
@@ -90,6 +116,7 @@ export const SyncRequest = v.looseObject({
 export type SyncRequest = v.InferOutput<typeof SyncRequest>;
 export type Project = v.InferOutput<typeof Project>;
 export type ObservedChildren = v.InferOutput<typeof ObservedChildren>;
+export type RelatedObjects = v.InferOutput<typeof RelatedObjects>;
 
 export type Namespace = {
   apiVersion: "v1";
@@ -110,7 +137,7 @@ export type ReadyCondition = {
 export type ProjectStatus = {
   /** How many Namespaces this Project owns right now, as observed. */
   namespaces: number;
-  /** The Namespace this Project asks for; absent when it cannot have one. */
+  /** The Namespace this Project's name gives it; absent when it cannot have one. */
   namespace?: string;
   observedGeneration?: number;
   conditions: ReadyCondition[];
@@ -121,6 +148,10 @@ export type SyncResponse = {
   status: ProjectStatus;
   children: Namespace[];
 };
+
+/** Objects picked by name, the one kind of rule this controller needs. */
+export type RelatedResourceRule = { apiVersion: string; resource: string; names: string[] };
+export type CustomizeResponse = { relatedResources: RelatedResourceRule[] };
 
 // ## 3. The naming rule
 
@@ -182,7 +213,23 @@ function mayExceedAnnotationLimit({ description, license }: Namespace["metadata"
   return WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * (description.length + license.length) > ANNOTATIONS_MAX_BYTES;
 }
 
-// ## 4. sync
+// ## 4. customize
+//
+// A Namespace that someone else created is not among the Project's children,
+// so `sync` would see nothing there and Metacontroller's create would fail
+// quietly, over and over. Asking for the Namespace by name puts it in every
+// sync request's `related`, whoever owns it, and makes Metacontroller watch it:
+// when it goes away, the Project is synced again and gets its own.
+// Metacontroller caches this answer per Project generation, so it may depend
+// on the Project alone.
+
+export function customize(parent: Project): CustomizeResponse {
+  return {
+    relatedResources: [{ apiVersion: "v1", resource: "namespaces", names: [namespaceNameFor(parent.metadata.name)] }],
+  };
+}
+
+// ## 5. sync
 
 type Readiness = Pick<ReadyCondition, "status" | "reason" | "message">;
 
@@ -197,6 +244,7 @@ type Readiness = Pick<ReadyCondition, "status" | "reason" | "message">;
 export function sync(
   parent: Project,
   children: ObservedChildren,
+  related: RelatedObjects,
   now: () => Date = () => new Date(),
 ): SyncResponse {
   const name = namespaceNameFor(parent.metadata.name);
@@ -213,12 +261,16 @@ export function sync(
   };
   const refusal = whyTheApiServerWouldRefuse(wanted);
   const observed = children["Namespace.v1"];
+  // The same name among the related objects but not among the children is a
+  // Namespace someone else made: Metacontroller would never adopt it, and we
+  // never ask it to change or delete it.
+  const foreign = observed[name] ? undefined : related["Namespace.v1"][name];
 
   // Phase 1: the status, from what was observed. It must depend on nothing
   // else: writing it triggers another sync, and an answer that differed each
   // time would make Metacontroller loop forever.
   const generation = parent.metadata.generation;
-  const readiness = refusal ?? readinessOf(name, observed[name]);
+  const readiness = refusal ?? (foreign ? conflictWith(name, foreign) : readinessOf(name, observed[name]));
   const status: ProjectStatus = {
     namespaces: Object.keys(observed).length,
     ...(refusal ? {} : { namespace: name }),
@@ -237,8 +289,10 @@ export function sync(
 
   // Phase 2: the desired children. Any observed Namespace not listed here,
   // such as one left over from an older naming rule, is deleted by
-  // Metacontroller; a Namespace the API server would refuse is not asked for.
-  return { status, children: refusal ? [] : [wanted] };
+  // Metacontroller. A Namespace the API server would refuse, or one whose
+  // name is taken, is not asked for: the create could only fail, and
+  // Metacontroller would retry it forever.
+  return { status, children: refusal || foreign ? [] : [wanted] };
 }
 
 function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined {
@@ -262,16 +316,26 @@ function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined
   };
 }
 
+function conflictWith(name: string, namespace: RelatedObjects["Namespace.v1"][string]): Readiness {
+  const owners = namespace.metadata.ownerReferences ?? [];
+  const owner = owners.find((reference) => reference.controller) ?? owners[0];
+  const whose = owner ? `belongs to ${owner.kind} ${owner.name}` : "is not this Project's";
+  const resolution =
+    namespace.status?.phase === "Terminating"
+      ? "It is being deleted; this Project gets its own once it is gone."
+      : "Delete it if nobody needs it, or recreate this Project under another name; once it is gone, " +
+        "this Project gets its own.";
+  return {
+    status: "False",
+    reason: "NamespaceConflict",
+    message: `Namespace ${name} already exists and ${whose}, so it is left as it is. ${resolution}`,
+  };
+}
+
 function readinessOf(name: string, namespace: ObservedChildren["Namespace.v1"][string] | undefined): Readiness {
   const phase = namespace?.status?.phase;
   if (!namespace) {
-    return {
-      status: "False",
-      reason: "WaitingForNamespace",
-      message:
-        `Waiting for Metacontroller to create Namespace ${name}. If this lasts, a Namespace of that ` +
-        "name probably exists already and belongs to someone else: Metacontroller never adopts it.",
-    };
+    return { status: "False", reason: "WaitingForNamespace", message: `Waiting for Metacontroller to create Namespace ${name}.` };
   }
   if (phase === "Active") {
     return { status: "True", reason: "NamespaceActive", message: `Namespace ${name} is Active.` };

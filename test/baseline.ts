@@ -9,8 +9,8 @@ const server = createServer((request, response) => {
   const chunks: Buffer[] = [];
   request.on("data", (chunk: Buffer) => chunks.push(chunk));
   request.on("end", () => {
-    const { parent, children } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    const body = JSON.stringify(sync(parent, children));
+    const { parent, children, related } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    const body = JSON.stringify(sync(parent, children, related));
     response.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) });
     response.end(body);
   });

@@ -56,12 +56,19 @@ const mutations = (calls: Call[]) => calls.filter((call) => MUTATING.includes(ve
 const objectsOf = (calls: Call[], which: string) => calls.filter((call) => verb(call) === which).flatMap((call) => call.objects);
 const runProject = (output: string) => /e2e run ([0-9a-f]{6}) /.exec(output)?.[1];
 
-/** Besides create and delete, only the run's own Project and its Namespace are changed. */
+/**
+ * Besides create and delete, only the run's own Projects and their Namespaces
+ * are changed, and the CRD only where the run created it, to mark it for deletion.
+ */
 function assertChangesOnlyItsOwn(calls: Call[], project: string) {
+  const createdCrd = objectsOf(calls, "create").includes("CustomResourceDefinition projects.agrrh.com");
+  const own = [`project ${project}`, `namespace proj-${project}`, `project ${project}-taken`];
   for (const call of mutations(calls)) {
     if (verb(call) === "create" || (verb(call) === "delete" && call.args[1] === "-f")) continue;
+    if (call.args[3] === "--dry-run=server") continue;
     const target = call.args.slice(1, 3).join(" ");
-    assert.ok([`project ${project}`, `namespace proj-${project}`].includes(target), `kubectl ${call.args.join(" ")}`);
+    const allowed = target === "crd projects.agrrh.com" ? createdCrd && verb(call) === "annotate" : own.includes(target);
+    assert.ok(allowed, `kubectl ${call.args.join(" ")}`);
   }
   assert.deepEqual(calls.filter((call) => verb(call) === "apply"), [], "nothing is applied over what may be there");
 }
@@ -75,6 +82,20 @@ describe("e2e: touches only what it creates", () => {
     assert.deepEqual(objectsOf(calls, "create"), [...K8S_YAML_OBJECTS, `Project ${project}`]);
     assert.deepEqual(objectsOf(calls, "delete"), [`Project ${project}`, ...[...K8S_YAML_OBJECTS].reverse()]);
     assertChangesOnlyItsOwn(calls, project);
+  });
+
+  test("the cleanup lifts the deletion protection of what the run created, and of nothing else", async () => {
+    const { output, calls } = await runE2e([]);
+    const project = `e2e-${runProject(output)}`;
+    const lifts = calls.filter((call) => ["patch", "annotate"].includes(verb(call))).map((call) => call.args.slice(0, 4).join(" "));
+    assert.deepEqual(lifts, [
+      `patch project ${project} --type=merge`,
+      "annotate crd projects.agrrh.com agrrh.com/allow-deletion=true",
+    ]);
+    const installed = await runE2e([EVERYTHING_EXISTS]);
+    const own = `e2e-${runProject(installed.output)}`;
+    const lifted = installed.calls.filter((call) => ["patch", "annotate"].includes(verb(call)));
+    assert.deepEqual(lifted.map((call) => call.args.slice(0, 3).join(" ")), [`patch project ${own}`], "an installed CRD stays as it is");
   });
 
   test("each run names its Project anew", async () => {
@@ -99,7 +120,9 @@ describe("e2e: touches only what it creates", () => {
     assert.deepEqual(created.flatMap((call) => call.objects), K8S_YAML_OBJECTS.filter((object) => !IN_CLUSTER_WEBHOOK.test(object)));
     assert.equal(calls.some((call) => call.args.includes("rollout")), false, "no Deployment to wait for");
     const controller = created.find((call) => call.objects[0]?.startsWith("CompositeController "));
-    assert.equal(parse(controller?.input ?? "").spec.hooks.sync.webhook.url, webhookUrl);
+    const { hooks } = parse(controller?.input ?? "").spec;
+    assert.equal(hooks.sync.webhook.url, "http://127.0.0.1:18080/sync");
+    assert.equal(hooks.customize.webhook.url, "http://127.0.0.1:18080/customize");
     assert.match(output, new RegExp(`webhook ${webhookUrl}`));
   });
 

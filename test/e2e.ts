@@ -9,9 +9,9 @@
 // it is if all of it is; the run deletes only the objects it created, also
 // after a failure or Ctrl-C.
 //
-// With WEBHOOK_URL=http://host:port/sync the CompositeController calls a
-// webhook running outside the cluster (`npm start`) instead of the
-// Deployment. That needs a cluster without k8s.yaml: pointing an installed
+// With WEBHOOK_URL=http://host:port (a path such as /sync is ignored) the
+// CompositeController calls a webhook running outside the cluster
+// (`npm start`) instead of the Deployment, at the hooks' own paths. That needs a cluster without k8s.yaml: pointing an installed
 // controller elsewhere would break every Project's sync.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -25,6 +25,8 @@ import { MANIFEST_PATH } from "./manifest.ts";
 const RUN = randomBytes(3).toString("hex");
 const PROJECT = `e2e-${RUN}`;
 const NAMESPACE = namespaceNameFor(PROJECT);
+// A second Project, whose Namespace name the run takes first.
+const CONFLICTING = `e2e-${RUN}-taken`;
 const TIMEOUT = "180s";
 
 type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -76,12 +78,26 @@ async function exists(object: KubeObject): Promise<boolean> {
   return (await must(["get", "-f", "-", "-o", "name", "--ignore-not-found"], stringify(object))).trim() !== "";
 }
 
+// The run's own objects may be protected from deletion, by a step that
+// failed halfway or by k8s.yaml's policy on the CRD: lift that first. Where
+// the object is gone already, the lifting fails and the delete finds nothing.
+async function liftProtection(object: KubeObject, signal: AbortSignal): Promise<void> {
+  const { name } = object.metadata;
+  if (object.kind === "Project") {
+    await kubectl(["patch", "project", name, "--type=merge", "-p", '{"spec":{"deletionProtection":false}}'], undefined, signal);
+  }
+  if (object.kind === "CustomResourceDefinition") {
+    await kubectl(["annotate", "crd", name, `${CRD_DELETION_ANNOTATION}=true`, "--overwrite"], undefined, signal);
+  }
+}
+
 async function cleanUp(): Promise<void> {
   // A second Ctrl-C stops the cleanup too, and says what is left.
   const again = new AbortController();
   process.once("SIGINT", () => again.abort());
   for (const object of [...created].reverse()) {
     try {
+      await liftProtection(object, again.signal);
       await remove(object, again.signal);
       console.log(`ok   cleaned up ${describeObject(object)}`);
     } catch (error) {
@@ -116,10 +132,21 @@ function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
     .map((object) => {
       if (object.kind !== "CompositeController") return object;
       const controller = structuredClone(object) as any;
-      controller.spec.hooks.sync.webhook.url = webhookUrl;
+      for (const hook of Object.values<any>(controller.spec.hooks)) {
+        hook.webhook.url = new URL(new URL(hook.webhook.url).pathname, webhookUrl).href;
+      }
       return controller;
     });
 }
+
+// The CRD's deletion guard, read from k8s.yaml: its message ends with the
+// command that lifts it.
+const CRD_DELETION_ANNOTATION = (() => {
+  const policy = manifestObjects(undefined).find((object) => object.metadata.name === "projects.agrrh.com-crd-deletion-protection") as any;
+  const annotate = / (\S+)=true$/.exec(policy?.spec.validations[0].message ?? "");
+  if (!annotate?.[1]) throw new Error("k8s.yaml has no CRD deletion guard that says how to lift it");
+  return annotate[1];
+})();
 
 function project(name: string, license: string): KubeObject {
   return {
@@ -132,6 +159,8 @@ function project(name: string, license: string): KubeObject {
 
 const annotation = async (key: string) =>
   must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.annotations.${key}}`]);
+
+const readyReason = (reason: string) => `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=${reason}`;
 
 // 0. Is there a cluster, and does it run Metacontroller? Is k8s.yaml there?
 const context = await kubectl(["config", "current-context"]);
@@ -216,7 +245,42 @@ try {
     assert.ok(refused.stderr.includes(PROJECT_NAME_RULE), refused.stderr);
   });
 
-  await step(`7. deleting Project ${PROJECT} deletes ${NAMESPACE}`, async () => {
+  const taken: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(CONFLICTING) } };
+  await step(`7. a Namespace ${taken.metadata.name} made first is named as a conflict, and left as it is`, async () => {
+    await create(taken);
+    await create(project(CONFLICTING, "MIT"));
+    await must(["wait", readyReason("NamespaceConflict"), `project/${CONFLICTING}`, `--timeout=${TIMEOUT}`]);
+    const namespace = JSON.parse(await must(["get", "namespace", taken.metadata.name, "-o", "json"]));
+    assert.equal(namespace.metadata.ownerReferences, undefined, "not adopted");
+    assert.equal(namespace.metadata.annotations?.license, undefined, "not changed");
+  });
+
+  await step(`8. once ${taken.metadata.name} is gone, Project ${CONFLICTING} gets its own`, async () => {
+    await remove(taken);
+    await must(["wait", "--for=condition=Ready", `project/${CONFLICTING}`, `--timeout=${TIMEOUT}`]);
+    const owner = await must(["get", "namespace", taken.metadata.name, "-o", "jsonpath={.metadata.ownerReferences[0].name}"]);
+    assert.equal(owner, CONFLICTING);
+  });
+
+  await step(`9. a protected Project ${PROJECT} is not deleted until its protection is lifted`, async () => {
+    await must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"deletionProtection":true}}']);
+    const refused = await kubectl(["delete", "project", PROJECT]);
+    if (refused.ok) created.splice(created.indexOf(theProject), 1);
+    assert.equal(refused.ok, false, `${PROJECT} was deleted`);
+    // The refusal says how to lift the protection; do exactly that.
+    const lift = new RegExp(`kubectl patch project ${PROJECT} --type=merge -p '(.+)'`).exec(refused.stderr);
+    assert.ok(lift?.[1], refused.stderr);
+    assert.ok((await kubectl(["get", "namespace", NAMESPACE])).ok, `${NAMESPACE} is still there`);
+    await must(["patch", "project", PROJECT, "--type=merge", "-p", lift[1]]);
+  });
+
+  await step("10. deleting the Project CRD is refused until it is annotated for it (server-side dry run)", async () => {
+    const refused = await kubectl(["delete", "crd", "projects.agrrh.com", "--dry-run=server"]);
+    assert.equal(refused.ok, false, "the CRD would have been deleted");
+    assert.ok(refused.stderr.includes(`kubectl annotate crd projects.agrrh.com ${CRD_DELETION_ANNOTATION}=true`), refused.stderr);
+  });
+
+  await step(`11. deleting Project ${PROJECT} deletes ${NAMESPACE}`, async () => {
     await remove(theProject);
     await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
   });

@@ -1,12 +1,12 @@
 // Builders for the requests the tests send, so each test states only what it
 // is about, and the table the runtime test and the benchmark print.
 import { readFileSync } from "node:fs";
-import type { ObservedChildren, Project } from "../sync.ts";
+import type { ObservedChildren, Project, RelatedObjects } from "../sync.ts";
 
 export type FixtureName = "first-sync" | "steady-sync";
 
 /** A request as Metacontroller sends it, fresh for every call so a test may change it. */
-export function fixture(name: FixtureName): { parent: Project; children: ObservedChildren } & Record<string, unknown> {
+export function fixture(name: FixtureName): { parent: Project; children: ObservedChildren; related: RelatedObjects } & Record<string, unknown> {
   return JSON.parse(readFileSync(new URL(`fixtures/${name}.json`, import.meta.url), "utf8"));
 }
 
@@ -39,6 +39,20 @@ export function namespaces(phases: Record<string, string | null> = {}): Observed
     };
   }
   return { "Namespace.v1": byName };
+}
+
+/** What the customize hook's rule picked up, by Namespace name; nothing unless given. */
+export function related(byName: Record<string, { phase?: string; owners?: { kind: string; name: string; controller?: boolean }[] }> = {}): RelatedObjects {
+  const namespaces: RelatedObjects["Namespace.v1"] = {};
+  for (const [name, { phase, owners }] of Object.entries(byName)) {
+    namespaces[name] = {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name, ...(owners ? { ownerReferences: owners.map((owner) => ({ apiVersion: "agrrh.com/v1", uid: `uid-of-${owner.name}`, ...owner })) } : {}) },
+      ...(phase ? { status: { phase } } : {}),
+    };
+  }
+  return { "Namespace.v1": namespaces };
 }
 
 export function deepFreeze<T>(value: T): T {

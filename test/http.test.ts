@@ -3,15 +3,15 @@
 // app runs in-process through Hono's app.request.
 import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
-import { HEALTH_PATH, SYNC_PATH, createApp, readConfig } from "../main.ts";
-import { sync } from "../sync.ts";
+import { CUSTOMIZE_PATH, HEALTH_PATH, SYNC_PATH, createApp, readConfig } from "../main.ts";
+import { customize, sync } from "../sync.ts";
 import { clock, fixture } from "./helpers.ts";
 
 const now = clock("2026-11-30T12:00:00Z");
 const app = createApp({ bodyLimitBytes: 64 * 1024, logHealthChecks: false, now });
 
-function post(body: unknown, headers: Record<string, string> = {}) {
-  return app.request(SYNC_PATH, {
+function post(body: unknown, headers: Record<string, string> = {}, path = SYNC_PATH) {
+  return app.request(path, {
     method: "POST",
     headers: { "Content-Type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
@@ -65,7 +65,7 @@ describe("HTTP: POST /sync", () => {
     assert.match(response.headers.get("Content-Type") ?? "", /^application\/json/);
     const body = await jsonOf(response);
     assert.deepEqual(Object.keys(body).sort(), ["children", "status"], "hook v2 refuses any other key");
-    assert.deepEqual(body, sync(request.parent, request.children, now));
+    assert.deepEqual(body, sync(request.parent, request.children, request.related, now));
   });
 
   for (const contentType of ["application/json; charset=utf-8", "Application/JSON", " application/json ; charset=utf-8"]) {
@@ -102,6 +102,32 @@ describe("HTTP: POST /sync", () => {
     assert.equal(response.status, 200);
     assert.notEqual(response.headers.get("ETag"), etag);
     assert.equal((await jsonOf(response)).children.length, 1);
+  });
+});
+
+describe("HTTP: POST /customize", () => {
+  const { controller, parent } = fixture("first-sync");
+
+  test("a customize request is answered 200 with exactly the related resources customize asks for", async (t) => {
+    quietly(t);
+    const response = await post({ controller, parent }, {}, CUSTOMIZE_PATH);
+    assert.equal(response.status, 200);
+    assert.deepEqual(await jsonOf(response), customize(parent));
+  });
+
+  test("a customize request without a Project name gets 422 naming where", async (t) => {
+    quietly(t);
+    const nameless = { controller, parent: { ...parent, metadata: {} } };
+    const body = await assertJsonError(await post(nameless, {}, CUSTOMIZE_PATH), 422, /^not a customize hook request$/);
+    assert.deepEqual(body.issues.map((issue: any) => issue.path), [["parent", "metadata", "name"]]);
+  });
+
+  test("a customize request gets the same checks as sync: type before size", async (t) => {
+    quietly(t);
+    const response = await app.request(CUSTOMIZE_PATH, { method: "POST", headers: { "Content-Type": "text/plain" }, body: "{}" });
+    await assertJsonError(response, 415, /application\/json/);
+    const huge = JSON.stringify({ parent, padding: "x".repeat(64 * 1024) });
+    await assertJsonError(await post(huge, {}, CUSTOMIZE_PATH), 413, /larger than 65536 bytes/);
   });
 });
 
@@ -239,6 +265,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
   for (const [method, path, allow] of [
     ["GET", SYNC_PATH, "POST"],
     ["PUT", SYNC_PATH, "POST"],
+    ["GET", CUSTOMIZE_PATH, "POST"],
     ["POST", HEALTH_PATH, "GET, HEAD"],
     ["DELETE", HEALTH_PATH, "GET, HEAD"],
   ] as const) {

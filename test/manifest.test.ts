@@ -9,12 +9,24 @@ import { CustomResourceDefinition } from "kubernetes-models/apiextensions.k8s.io
 import { Deployment } from "kubernetes-models/apps/v1";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
+import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { ConfigMap, Namespace, Service } from "kubernetes-models/v1";
 import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
-import { HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
-import { ANNOTATIONS_MAX_BYTES, DEFAULT_LICENSE, PROJECT_NAME_RULE, asGoJson, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
-import { clock, namespaces, project } from "./helpers.ts";
+import { CUSTOMIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
+import {
+  ANNOTATIONS_MAX_BYTES,
+  DEFAULT_LICENSE,
+  PROJECT_NAME_RULE,
+  RelatedObjects,
+  asGoJson,
+  customize,
+  isValidNamespaceName,
+  namespaceNameFor,
+  sync,
+} from "../sync.ts";
+import { evaluateCel } from "./cel.ts";
+import { clock, namespaces, project, related } from "./helpers.ts";
 import {
   BUNDLE_FILE,
   CHECKSUM_ANNOTATION,
@@ -45,6 +57,13 @@ const service = only("Service");
 const deployment = only("Deployment");
 const disruptionBudget = only("PodDisruptionBudget");
 const networkPolicy = only("NetworkPolicy");
+const named = (kind: string, name: string): any => {
+  const found = objects.find((object) => object.kind === kind && object.metadata.name === name);
+  assert.ok(found, `${kind} ${name} in k8s.yaml`);
+  return found;
+};
+const projectPolicy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-deletion-protection");
+const crdPolicy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-crd-deletion-protection");
 const pod = deployment.spec.template.spec;
 const podLabels = deployment.spec.template.metadata.labels;
 const webhook = pod.containers.find((container: any) => container.name === "webhook");
@@ -67,6 +86,10 @@ describe("manifest: documents", () => {
         "Namespace",
         "CustomResourceDefinition",
         "CompositeController",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
         "ConfigMap",
         "Service",
         "NetworkPolicy",
@@ -93,11 +116,23 @@ describe("manifest: documents", () => {
 });
 
 describe("manifest: built-in objects validate against the published Kubernetes schemas", () => {
-  const models = { Namespace, CustomResourceDefinition, ConfigMap, Service, NetworkPolicy, PodDisruptionBudget, Deployment } as const;
+  const models = {
+    Namespace,
+    CustomResourceDefinition,
+    ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding,
+    ConfigMap,
+    Service,
+    NetworkPolicy,
+    PodDisruptionBudget,
+    Deployment,
+  } as const;
   for (const [kind, Model] of Object.entries(models)) {
-    test(`${kind} is valid`, () => {
-      assert.doesNotThrow(() => new Model(only(kind)).validate());
-    });
+    for (const object of objects.filter((candidate) => candidate.kind === kind)) {
+      test(`${kind} ${object.metadata.name} is valid`, () => {
+        assert.doesNotThrow(() => new Model(object).validate());
+      });
+    }
   }
 
   test("the schema check can fail: a Deployment with a string for replicas is refused", () => {
@@ -107,7 +142,7 @@ describe("manifest: built-in objects validate against the published Kubernetes s
   });
 
   test("the Namespace that sync asks for is valid too", () => {
-    const [child] = sync(project("test", { spec: { description: "d" } }), namespaces(), clock("2026-11-30T00:00:00Z")).children;
+    const [child] = sync(project("test", { spec: { description: "d" } }), namespaces(), related(), clock("2026-11-30T00:00:00Z")).children;
     assert.doesNotThrow(() => new Namespace(child).validate());
   });
 });
@@ -118,6 +153,18 @@ describe("manifest: the CompositeController", () => {
   // than being silently ignored by the cluster.
   const Duration = v.pipe(v.string(), v.regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/));
   const ResourceRule = v.strictObject({ apiVersion: v.string(), resource: v.string() });
+  const Webhook = v.strictObject({
+    url: v.pipe(v.string(), v.url()),
+    timeout: v.optional(Duration),
+    etag: v.optional(
+      v.strictObject({
+        enabled: v.optional(v.boolean()),
+        cacheTimeoutSeconds: v.optional(v.number()),
+        cacheCleanupSeconds: v.optional(v.number()),
+      }),
+    ),
+  });
+  const Hook = v.strictObject({ version: v.optional(v.picklist(["v1", "v2"])), webhook: Webhook });
   const CompositeController = v.strictObject({
     apiVersion: v.literal("metacontroller.k8s.io/v1alpha1"),
     kind: v.literal("CompositeController"),
@@ -136,22 +183,7 @@ describe("manifest: the CompositeController", () => {
           ),
         }),
       ),
-      hooks: v.strictObject({
-        sync: v.strictObject({
-          version: v.optional(v.picklist(["v1", "v2"])),
-          webhook: v.strictObject({
-            url: v.pipe(v.string(), v.url()),
-            timeout: v.optional(Duration),
-            etag: v.optional(
-              v.strictObject({
-                enabled: v.optional(v.boolean()),
-                cacheTimeoutSeconds: v.optional(v.number()),
-                cacheCleanupSeconds: v.optional(v.number()),
-              }),
-            ),
-          }),
-        }),
-      }),
+      hooks: v.strictObject({ customize: v.optional(Hook), sync: Hook }),
     }),
   });
 
@@ -195,12 +227,24 @@ describe("manifest: cross-references agree", () => {
     assert.equal(crd.metadata.name, `${crd.spec.names.plural}.${crd.spec.group}`);
   });
 
-  test("the webhook URL reaches the Service's port and the app's sync route", () => {
-    const url = new URL(controller.spec.hooks.sync.webhook.url);
-    assert.equal(url.hostname, `${service.metadata.name}.${service.metadata.namespace}.svc`);
-    const port = url.port === "" ? 80 : Number(url.port);
-    assert.ok(service.spec.ports.some((servicePort: any) => servicePort.port === port));
-    assert.equal(url.pathname, SYNC_PATH);
+  for (const [hook, route] of [
+    ["sync", SYNC_PATH],
+    ["customize", CUSTOMIZE_PATH],
+  ] as const) {
+    test(`the ${hook} webhook URL reaches the Service's port and the app's ${hook} route`, () => {
+      const url = new URL(controller.spec.hooks[hook].webhook.url);
+      assert.equal(url.hostname, `${service.metadata.name}.${service.metadata.namespace}.svc`);
+      const port = url.port === "" ? 80 : Number(url.port);
+      assert.ok(service.spec.ports.some((servicePort: any) => servicePort.port === port));
+      assert.equal(url.pathname, route);
+    });
+  }
+
+  test("every group of related objects sync reads is one customize asks for, and nothing more", () => {
+    // Metacontroller files related objects under `<Kind>.<apiVersion>`.
+    const kinds: Record<string, string> = { namespaces: "Namespace" };
+    const asked = customize(project("test")).relatedResources.map((rule) => `${kinds[rule.resource]}.${rule.apiVersion}`);
+    assert.deepEqual(asked, Object.keys(RelatedObjects.entries));
   });
 
   test("the Service, Deployment, NetworkPolicy, disruption budget and topology spread select the pods by their labels", () => {
@@ -326,7 +370,7 @@ describe("manifest: the embedded code", () => {
 
 describe("manifest: the CRD keeps out what sync cannot use", () => {
   const rule = projectSchema["x-kubernetes-validations"].find((validation: any) => validation.rule.includes("metadata.name"));
-  const pattern = new RegExp(/matches\('(.+)'\)/.exec(rule.rule)?.[1] ?? "(?!)");
+  const admits = (name: string) => evaluateCel(rule.rule, { self: { metadata: { name } } });
 
   // Every name here is a valid object name (a DNS-1123 subdomain), so the API
   // server would store it if the CRD let it through.
@@ -344,7 +388,7 @@ describe("manifest: the CRD keeps out what sync cannot use", () => {
   for (const [name, valid] of names) {
     const shown = name.length > 20 ? `${name.length} characters` : name;
     test(`admission and sync agree that "${shown}" ${valid ? "can" : "cannot"} become a Namespace`, () => {
-      assert.equal(pattern.test(name), valid, "CRD rule");
+      assert.equal(admits(name), valid, "CRD rule");
       assert.equal(isValidNamespaceName(namespaceNameFor(name)), valid, "sync");
     });
   }
@@ -358,9 +402,90 @@ describe("manifest: the CRD keeps out what sync cannot use", () => {
     for (const costly of ["\u2028", "<", "😀"]) {
       const description = costly.repeat(spec.description.maxLength);
       const license = costly.repeat(spec.license.maxLength);
-      const answer = sync(project("big", { spec: { description, license } }), namespaces(), clock("2026-11-30T00:00:00Z"));
+      const answer = sync(project("big", { spec: { description, license } }), namespaces(), related(), clock("2026-11-30T00:00:00Z"));
       assert.equal(answer.children.length, 1, JSON.stringify(answer.status.conditions[0]?.reason));
     }
+  });
+});
+
+describe("manifest: deletion protection", () => {
+  const protectedProject = (deletionProtection?: boolean) =>
+    project("shop", { spec: deletionProtection === undefined ? {} : { deletionProtection } });
+  // The API server hands a DELETE's policy the object as stored, as oldObject.
+  const onDelete = (policy: any, oldObject: unknown) => {
+    const [validation] = policy.spec.validations;
+    return {
+      allowed: evaluateCel(validation.expression, { oldObject: oldObject as any }),
+      message: validation.messageExpression ? evaluateCel(validation.messageExpression, { oldObject: oldObject as any }) : validation.message,
+    };
+  };
+
+  test("a Project with spec.deletionProtection cannot be deleted", () => {
+    assert.equal(onDelete(projectPolicy, protectedProject(true)).allowed, false);
+  });
+
+  test("a Project without it, or from before the field existed, can be", () => {
+    assert.equal(onDelete(projectPolicy, protectedProject(false)).allowed, true);
+    assert.equal(onDelete(projectPolicy, protectedProject()).allowed, true);
+  });
+
+  test("the refusal names the Project and the patch that lifts the protection, and that patch does", () => {
+    const { message } = onDelete(projectPolicy, protectedProject(true));
+    assert.match(String(message), /^Project shop has spec.deletionProtection set/);
+    const patch = /kubectl patch project shop --type=merge -p '(.+)'$/.exec(String(message))?.[1];
+    assert.ok(patch, String(message));
+    const lifted = protectedProject(true);
+    Object.assign(lifted.spec ?? {}, JSON.parse(patch).spec);
+    assert.equal(onDelete(projectPolicy, lifted).allowed, true);
+  });
+
+  test("the CRD declares the field off by default, and kubectl get projects shows it", () => {
+    const field = projectSchema.properties.spec.properties.deletionProtection;
+    assert.deepEqual([field.type, field.default], ["boolean", false]);
+    const column = projectVersion.additionalPrinterColumns.find((candidate: any) => candidate.name === "Protected");
+    assert.equal(column?.jsonPath, ".spec.deletionProtection");
+  });
+
+  test("the CRD cannot be deleted, which would delete every Project, until it is annotated for it", () => {
+    const { allowed, message } = onDelete(crdPolicy, crd);
+    assert.equal(allowed, false);
+    const annotate = /kubectl annotate crd (\S+) (\S+)=(\S+)$/.exec(String(message));
+    assert.ok(annotate, String(message));
+    const [, name, key = "", value = ""] = annotate;
+    assert.equal(name, crd.metadata.name);
+    const marked = { ...crd, metadata: { ...crd.metadata, annotations: { other: "x", [key]: value } } };
+    assert.equal(onDelete(crdPolicy, marked).allowed, true);
+    const otherValue = { ...crd, metadata: { ...crd.metadata, annotations: { [key]: "yes" } } };
+    assert.equal(onDelete(crdPolicy, otherValue).allowed, false);
+  });
+
+  test("each policy matches DELETE of exactly its resource: Projects, and the Project CRD by name", () => {
+    assert.deepEqual(projectPolicy.spec.matchConstraints.resourceRules, [
+      { apiGroups: [crd.spec.group], apiVersions: ["*"], operations: ["DELETE"], resources: [crd.spec.names.plural] },
+    ]);
+    assert.deepEqual(crdPolicy.spec.matchConstraints.resourceRules, [
+      {
+        apiGroups: ["apiextensions.k8s.io"],
+        apiVersions: ["*"],
+        operations: ["DELETE"],
+        resources: ["customresourcedefinitions"],
+        resourceNames: [crd.metadata.name],
+      },
+    ]);
+  });
+
+  test("each policy is bound once, to deny, and refuses when it cannot be evaluated", () => {
+    for (const policy of [projectPolicy, crdPolicy]) {
+      const bindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === policy.metadata.name);
+      assert.equal(bindings.length, 1, policy.metadata.name);
+      assert.deepEqual(bindings[0].spec.validationActions, ["Deny"]);
+      assert.equal(policy.spec.failurePolicy, "Fail");
+    }
+  });
+
+  test("the policies come after the CRD, so that kubectl delete -f k8s.yaml meets the guard before removing it", () => {
+    const index = (object: unknown) => objects.indexOf(object);
+    assert.ok(index(crd) < index(crdPolicy) && index(crd) < index(projectPolicy));
   });
 });
 
@@ -384,20 +509,21 @@ describe("manifest: the status sync writes survives pruning", () => {
 
   const now = clock("2026-11-30T00:00:00Z");
   for (const [situation, answer] of [
-    ["waiting", sync(project("test"), namespaces(), now)],
-    ["ready", sync(project("test"), namespaces({ "proj-test": "Active" }), now)],
-    ["terminating", sync(project("test"), namespaces({ "proj-test": "Terminating" }), now)],
-    ["invalid name", sync(project("my.project"), namespaces(), now)],
+    ["waiting", sync(project("test"), namespaces(), related(), now)],
+    ["ready", sync(project("test"), namespaces({ "proj-test": "Active" }), related(), now)],
+    ["terminating", sync(project("test"), namespaces({ "proj-test": "Terminating" }), related(), now)],
+    ["invalid name", sync(project("my.project"), namespaces(), related(), now)],
+    ["conflict", sync(project("test"), namespaces(), related({ "proj-test": { phase: "Active" } }), now)],
   ] as const) {
     test(`every status field is declared: ${situation}`, () => {
       assertDeclared(answer.status, projectSchema.properties.status, "status");
     });
   }
 
-  test("kubectl get projects shows the Namespace, License, Ready and Age", () => {
+  test("kubectl get projects shows the Namespace, License, Protected, Ready and Age", () => {
     assert.deepEqual(
       projectVersion.additionalPrinterColumns.map((column: any) => column.name),
-      ["Namespace", "License", "Ready", "Age"],
+      ["Namespace", "License", "Protected", "Ready", "Age"],
     );
     assert.deepEqual(projectVersion.subresources, { status: {} });
   });

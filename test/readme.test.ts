@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
+import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
 import { fixture } from "./helpers.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
@@ -24,16 +24,20 @@ describe("README", () => {
     assert.ok(readme.includes(`\n${body}\n`), `README shows the answer:\n${body}`);
   });
 
-  // Each `$ curl -s localhost:8080/sync ... -d '<body>'` and the lines it prints, up to the next command.
-  const transcripts = [...readme.matchAll(/^\$ curl -s localhost:8080\/sync (.*?)-d '(.*)'( \| jq \.)?\n([\s\S]*?)(?=^\$ |^```)/gm)];
-  test("the README shows transcripts of the smallest request and of bad input", () => {
-    assert.ok(transcripts.length >= 4, `${transcripts.length} transcripts found`);
+  // Each `$ curl -s localhost:8080/<route> ... -d '<body>'` and the lines it prints, up to the next command.
+  const transcripts = [...readme.matchAll(/^\$ curl -s localhost:8080(\/\w+) (.*?)-d '(.*)'( \| jq \.)?\n([\s\S]*?)(?=^\$ |^```)/gm)];
+  test("the README shows transcripts of customize, the smallest sync request, a conflict and bad input", () => {
+    assert.deepEqual(
+      [...new Set(transcripts.map(([, route]) => route))].sort(),
+      [CUSTOMIZE_PATH, SYNC_PATH].sort(),
+    );
+    assert.ok(transcripts.length >= 6, `${transcripts.length} transcripts found`);
   });
-  for (const [, flags = "", body = "", pretty, printed = ""] of transcripts) {
-    test(`the transcript for -d '${body.length > 40 ? `${body.slice(0, 40)}...` : body}' is what the webhook answers`, async (t) => {
+  for (const [, route = "", flags = "", body = "", pretty, printed = ""] of transcripts) {
+    test(`the transcript for ${route} -d '${body.length > 40 ? `${body.slice(0, 40)}...` : body}' is what the webhook answers`, async (t) => {
       t.mock.method(console, "log", () => {});
       const headers: Record<string, string> = flags.includes("Content-Type: application/json") ? { "Content-Type": "application/json" } : {};
-      const response = await app.request(SYNC_PATH, { method: "POST", headers, body });
+      const response = await app.request(route, { method: "POST", headers, body });
       const answer = await response.text();
       if (!pretty) return assert.equal(answer, printed.trimEnd());
       // A condition stamped now shows another time in the README.

@@ -10,11 +10,13 @@ import {
   ANNOTATIONS_MAX_BYTES,
   PROJECT_NAME_RULE,
   annotationBytes,
+  customize,
   isValidNamespaceName,
   sync,
+  type ObservedChildren,
   type Project,
 } from "../sync.ts";
-import { clock, deepFreeze, fixture, namespaces, project } from "./helpers.ts";
+import { clock, deepFreeze, fixture, namespaces, project, related } from "./helpers.ts";
 
 const at = clock("2026-11-30T12:00:00.123Z");
 const later = clock("2026-12-01T08:30:00Z");
@@ -27,7 +29,7 @@ function ready(answer: ReturnType<typeof sync>) {
 
 describe("sync: the desired Namespace", () => {
   test("a new Project asks for Namespace proj-<name> with its description and license", () => {
-    const answer = sync(project("test", { spec: { description: "Test project", license: "MIT" } }), namespaces(), at);
+    const answer = sync(project("test", { spec: { description: "Test project", license: "MIT" } }), namespaces(), related(), at);
     assert.deepEqual(answer.children, [
       {
         apiVersion: "v1",
@@ -38,36 +40,36 @@ describe("sync: the desired Namespace", () => {
   });
 
   test("a Project without spec gets license WTFPL and an empty description", () => {
-    const [namespace] = sync(project("bare"), namespaces(), at).children;
+    const [namespace] = sync(project("bare"), namespaces(), related(), at).children;
     assert.deepEqual(namespace?.metadata.annotations, { description: "", license: "WTFPL" });
   });
 
   test("a Project with null spec fields gets the same defaults", () => {
     for (const spec of [null, { description: null, license: null }]) {
-      const [namespace] = sync(project("bare", { spec }), namespaces(), at).children;
+      const [namespace] = sync(project("bare", { spec }), namespaces(), related(), at).children;
       assert.deepEqual(namespace?.metadata.annotations, { description: "", license: "WTFPL" });
     }
   });
 
   test("an empty license is kept, not replaced by the default", () => {
-    const [namespace] = sync(project("test", { spec: { license: "" } }), namespaces(), at).children;
+    const [namespace] = sync(project("test", { spec: { license: "" } }), namespaces(), related(), at).children;
     assert.equal(namespace?.metadata.annotations.license, "");
   });
 
   test("the Namespace is asked for again, unchanged, once it exists", () => {
     const spec = { description: "d", license: "MIT" };
-    const first = sync(project("test", { spec }), namespaces(), at);
-    const steady = sync(project("test", { spec }), namespaces({ "proj-test": "Active" }), at);
+    const first = sync(project("test", { spec }), namespaces(), related(), at);
+    const steady = sync(project("test", { spec }), namespaces({ "proj-test": "Active" }), related(), at);
     assert.deepEqual(steady.children, first.children);
   });
 
   test("a changed spec asks for the new annotations on the existing Namespace", () => {
-    const answer = sync(project("test", { spec: { license: "Apache-2.0" } }), namespaces({ "proj-test": "Active" }), at);
+    const answer = sync(project("test", { spec: { license: "Apache-2.0" } }), namespaces({ "proj-test": "Active" }), related(), at);
     assert.equal(answer.children[0]?.metadata.annotations.license, "Apache-2.0");
   });
 
   test("observed Namespaces the Project does not want are left out, so Metacontroller deletes them", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": "Active", "proj-old-name": "Active" }), at);
+    const answer = sync(project("test"), namespaces({ "proj-test": "Active", "proj-old-name": "Active" }), related(), at);
     assert.deepEqual(
       answer.children.map((namespace) => namespace.metadata.name),
       ["proj-test"],
@@ -76,7 +78,7 @@ describe("sync: the desired Namespace", () => {
   });
 
   test("only apiVersion, kind, name and annotations are set: Metacontroller adds the labels and owner", () => {
-    const [namespace] = sync(project("test"), namespaces(), at).children;
+    const [namespace] = sync(project("test"), namespaces(), related(), at).children;
     assert.deepEqual(Object.keys(namespace ?? {}), ["apiVersion", "kind", "metadata"]);
     assert.deepEqual(Object.keys(namespace?.metadata ?? {}), ["name", "annotations"]);
   });
@@ -86,7 +88,7 @@ describe("sync: names that cannot become a Namespace", () => {
   const longest = "a".repeat(58);
   for (const name of ["my.project", "a".repeat(59), "Upper", "under_score", "ends-with-"]) {
     test(`Project "${name.length > 20 ? `${name.length} characters` : name}" asks for no Namespace and says why`, () => {
-      const answer = sync(project(name), namespaces(), at);
+      const answer = sync(project(name), namespaces(), related(), at);
       assert.deepEqual(answer.children, []);
       assert.equal(answer.status.namespace, undefined);
       assert.equal(ready(answer).status, "False");
@@ -97,13 +99,13 @@ describe("sync: names that cannot become a Namespace", () => {
   }
 
   test("a 58-character name is the longest that still works", () => {
-    assert.equal(sync(project(longest), namespaces(), at).children.length, 1);
+    assert.equal(sync(project(longest), namespaces(), related(), at).children.length, 1);
     assert.equal(isValidNamespaceName(`proj-${longest}`), true);
     assert.equal(isValidNamespaceName(`proj-${longest}a`), false);
   });
 
   test("an invalid Namespace that was observed anyway is deleted", () => {
-    const answer = sync(project("my.project"), namespaces({ "proj-my.project": "Active" }), at);
+    const answer = sync(project("my.project"), namespaces({ "proj-my.project": "Active" }), related(), at);
     assert.deepEqual(answer.children, []);
     assert.equal(answer.status.namespaces, 1);
   });
@@ -112,7 +114,7 @@ describe("sync: names that cannot become a Namespace", () => {
 describe("sync: annotations the API server would refuse", () => {
   const kib = 1024;
   function withDescription(description: string) {
-    return sync(project("big", { spec: { description, license: "MIT" } }), namespaces(), at);
+    return sync(project("big", { spec: { description, license: "MIT" } }), namespaces(), related(), at);
   }
 
   // Metacontroller's copy of the desired object doubles the description: 120 KiB fits in 256 KiB, 130 KiB does not.
@@ -131,7 +133,7 @@ describe("sync: annotations the API server would refuse", () => {
   test("the quick worst-case bound never counts fewer bytes than the exact count", () => {
     for (const unit of ["a", "é", "<", "\u2028", "\u0001", "😀", "\ud800"]) {
       for (const length of [0, 1, 1000]) {
-        const [namespace] = sync(project("a".repeat(58), { spec: { description: unit.repeat(length), license: unit } }), namespaces(), at).children;
+        const [namespace] = sync(project("a".repeat(58), { spec: { description: unit.repeat(length), license: unit } }), namespaces(), related(), at).children;
         assert.ok(namespace);
         const units = unit.length * (length + 1);
         assert.ok(annotationBytes(namespace) <= WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * units, `${JSON.stringify(unit)} x ${length}`);
@@ -140,7 +142,7 @@ describe("sync: annotations the API server would refuse", () => {
   });
 
   test("the count is every annotation key and value, Metacontroller's key and its JSON copy, and 256 bytes for its label", () => {
-    const [namespace] = sync(project("a", { spec: { description: "d", license: "MIT" } }), namespaces(), at).children;
+    const [namespace] = sync(project("a", { spec: { description: "d", license: "MIT" } }), namespaces(), related(), at).children;
     assert.ok(namespace);
     const copy = '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"proj-a","annotations":{"description":"d","license":"MIT"}}}';
     const expected =
@@ -162,7 +164,7 @@ describe("sync: annotations the API server would refuse", () => {
   ] as const) {
     test(`${JSON.stringify(character)} in a description counts ${bytes} bytes`, () => {
       const count = (description: string) => {
-        const [namespace] = sync(project("a", { spec: { description } }), namespaces(), at).children;
+        const [namespace] = sync(project("a", { spec: { description } }), namespaces(), related(), at).children;
         assert.ok(namespace);
         return annotationBytes(namespace);
       };
@@ -185,9 +187,80 @@ describe("sync: annotations the API server would refuse", () => {
 
 });
 
+describe("sync: a Namespace of that name that is not the Project's", () => {
+  const taken = related({ "proj-test": { phase: "Active" } });
+
+  test("customize asks for Namespace proj-<name> by name, so that it is sent whoever owns it", () => {
+    assert.deepEqual(customize(project("test")), {
+      relatedResources: [{ apiVersion: "v1", resource: "namespaces", names: ["proj-test"] }],
+    });
+  });
+
+  test("a Namespace that exists but is not the Project's is a NamespaceConflict", () => {
+    const answer = sync(project("test"), namespaces(), taken, at);
+    assert.deepEqual(
+      { status: ready(answer).status, reason: ready(answer).reason, message: ready(answer).message },
+      {
+        status: "False",
+        reason: "NamespaceConflict",
+        message:
+          "Namespace proj-test already exists and is not this Project's, so it is left as it is. " +
+          "Delete it if nobody needs it, or recreate this Project under another name; once it is gone, " +
+          "this Project gets its own.",
+      },
+    );
+    assert.equal(answer.status.namespaces, 0);
+    assert.equal(answer.status.namespace, "proj-test");
+  });
+
+  test("the taken Namespace is not asked for, so Metacontroller neither changes it nor keeps failing to create it", () => {
+    assert.deepEqual(sync(project("test", { spec: { license: "MIT" } }), namespaces(), taken, at).children, []);
+  });
+
+  test("the conflict names the owner: another Project that holds the name", () => {
+    const owned = related({ "proj-test": { phase: "Active", owners: [{ kind: "Project", name: "legacy", controller: true }] } });
+    assert.match(ready(sync(project("test"), namespaces(), owned, at)).message, /^Namespace proj-test already exists and belongs to Project legacy,/);
+  });
+
+  test("of several owners, the controller is the one named", () => {
+    const owners = [
+      { kind: "ConfigMap", name: "keeper" },
+      { kind: "Project", name: "legacy", controller: true },
+    ];
+    const owned = related({ "proj-test": { owners } });
+    assert.match(ready(sync(project("test"), namespaces(), owned, at)).message, /belongs to Project legacy,/);
+  });
+
+  test("a taken Namespace that is being deleted: the Project gets its own once it is gone", () => {
+    const leaving = related({ "proj-test": { phase: "Terminating" } });
+    const message = ready(sync(project("test"), namespaces(), leaving, at)).message;
+    assert.match(message, /It is being deleted; this Project gets its own once it is gone\.$/);
+  });
+
+  test("once the taken Namespace is gone, the Project asks for its own", () => {
+    const parent = project("test");
+    const conflict = sync(parent, namespaces(), taken, at);
+    const freed = sync({ ...parent, status: conflict.status }, namespaces(), related(), later);
+    assert.equal(ready(freed).reason, "WaitingForNamespace");
+    assert.deepEqual(freed.children.map((namespace) => namespace.metadata.name), ["proj-test"]);
+    assert.equal(ready(freed).lastTransitionTime, ready(conflict).lastTransitionTime, "still False, so no transition");
+  });
+
+  test("the Project's own Namespace, which is related too, is no conflict", () => {
+    const answer = sync(project("test"), namespaces({ "proj-test": "Active" }), taken, at);
+    assert.equal(ready(answer).reason, "NamespaceActive");
+    assert.equal(answer.children.length, 1);
+  });
+
+  test("a name that cannot become a Namespace is reported as such, even if something of that name is related", () => {
+    const answer = sync(project("my.project"), namespaces(), related({ "proj-my.project": {} }), at);
+    assert.equal(ready(answer).reason, "InvalidName");
+  });
+});
+
 describe("sync: status", () => {
-  test("Ready is False while waiting, and the message names the likely cause when it lasts", () => {
-    const answer = sync(project("test"), namespaces(), at);
+  test("Ready is False while waiting for the Namespace to be created", () => {
+    const answer = sync(project("test"), namespaces(), related(), at);
     assert.deepEqual(answer.status, {
       namespaces: 0,
       namespace: "proj-test",
@@ -199,16 +272,14 @@ describe("sync: status", () => {
           observedGeneration: 1,
           lastTransitionTime: "2026-11-30T12:00:00Z",
           reason: "WaitingForNamespace",
-          message: ready(answer).message,
+          message: "Waiting for Metacontroller to create Namespace proj-test.",
         },
       ],
     });
-    assert.match(ready(answer).message, /Namespace proj-test/);
-    assert.match(ready(answer).message, /exists already and belongs to someone else/);
   });
 
   test("Ready is True once the Namespace is Active", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": "Active" }), at);
+    const answer = sync(project("test"), namespaces({ "proj-test": "Active" }), related(), at);
     assert.equal(answer.status.namespaces, 1);
     assert.deepEqual(
       { status: ready(answer).status, reason: ready(answer).reason },
@@ -217,7 +288,7 @@ describe("sync: status", () => {
   });
 
   test("Ready is False while the Namespace is terminating", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": "Terminating" }), at);
+    const answer = sync(project("test"), namespaces({ "proj-test": "Terminating" }), related(), at);
     assert.deepEqual(
       { status: ready(answer).status, reason: ready(answer).reason },
       { status: "False", reason: "NamespaceTerminating" },
@@ -226,73 +297,74 @@ describe("sync: status", () => {
   });
 
   test("a Namespace without a phase is not Ready, and the message says it has none", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": null }), at);
+    const answer = sync(project("test"), namespaces({ "proj-test": null }), related(), at);
     assert.equal(ready(answer).status, "False");
     assert.equal(ready(answer).reason, "NamespaceNotActive");
     assert.equal(ready(answer).message, "Namespace proj-test has no phase yet.");
   });
 
   test("a Namespace in another phase is not Ready, and the message names the phase", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": "Pending" }), at);
+    const answer = sync(project("test"), namespaces({ "proj-test": "Pending" }), related(), at);
     assert.equal(ready(answer).reason, "NamespaceNotActive");
     assert.equal(ready(answer).message, "Namespace proj-test is in phase Pending, not Active.");
   });
 
   test("only the Project's own Namespace counts for Ready", () => {
-    const answer = sync(project("test"), namespaces({ "proj-other": "Active" }), at);
+    const answer = sync(project("test"), namespaces({ "proj-other": "Active" }), related(), at);
     assert.equal(ready(answer).reason, "WaitingForNamespace");
   });
 
   test("observedGeneration follows metadata.generation", () => {
-    const answer = sync(project("test", { generation: 7 }), namespaces(), at);
+    const answer = sync(project("test", { generation: 7 }), namespaces(), related(), at);
     assert.equal(answer.status.observedGeneration, 7);
     assert.equal(ready(answer).observedGeneration, 7);
   });
 
   test("without metadata.generation there is no observedGeneration", () => {
-    const answer = sync(project("test", { generation: null }), namespaces(), at);
+    const answer = sync(project("test", { generation: null }), namespaces(), related(), at);
     assert.equal("observedGeneration" in answer.status, false);
     assert.equal("observedGeneration" in ready(answer), false);
   });
 
   test("lastTransitionTime is whole seconds, as Kubernetes writes it", () => {
-    assert.equal(ready(sync(project("test"), namespaces(), at)).lastTransitionTime, "2026-11-30T12:00:00Z");
+    assert.equal(ready(sync(project("test"), namespaces(), related(), at)).lastTransitionTime, "2026-11-30T12:00:00Z");
   });
 });
 
 describe("sync: a fixed point, so Metacontroller does not loop", () => {
   // Metacontroller writes the returned status onto the Project, which triggers another sync.
-  function resync(parent: Project, children: ReturnType<typeof namespaces>, answer: ReturnType<typeof sync>) {
-    return sync({ ...parent, status: structuredClone(answer.status) }, children, later);
+  function resync(parent: Project, children: ObservedChildren, answer: ReturnType<typeof sync>, others = related()) {
+    return sync({ ...parent, status: structuredClone(answer.status) }, children, others, later);
   }
 
-  for (const [situation, observed] of [
-    ["waiting for the Namespace", namespaces()],
-    ["the Namespace is Active", namespaces({ "proj-test": "Active" })],
-    ["the Namespace is terminating", namespaces({ "proj-test": "Terminating" })],
-    ["a stale Namespace is observed", namespaces({ "proj-test": "Active", "proj-old": "Active" })],
+  for (const [situation, observed, others] of [
+    ["waiting for the Namespace", namespaces(), related()],
+    ["the Namespace is Active", namespaces({ "proj-test": "Active" }), related({ "proj-test": { phase: "Active" } })],
+    ["the Namespace is terminating", namespaces({ "proj-test": "Terminating" }), related()],
+    ["a stale Namespace is observed", namespaces({ "proj-test": "Active", "proj-old": "Active" }), related()],
+    ["the name is taken", namespaces(), related({ "proj-test": { phase: "Active" } })],
   ] as const) {
     test(`syncing the returned status again returns the same status: ${situation}`, () => {
       const parent = project("test", { spec: { description: "d" } });
-      const first = sync(parent, observed, at);
-      assert.deepEqual(resync(parent, observed, first), first);
+      const first = sync(parent, observed, others, at);
+      assert.deepEqual(resync(parent, observed, first, others), first);
     });
   }
 
   test("a real steady-state request from Metacontroller gets back exactly the status it carries", () => {
-    const { parent, children } = fixture("steady-sync");
-    assert.deepEqual(sync(parent, children, later).status, parent.status);
+    const { parent, children, related } = fixture("steady-sync");
+    assert.deepEqual(sync(parent, children, related, later).status, parent.status);
   });
 
   test("syncing again is a fixed point for a name that cannot become a Namespace", () => {
     const parent = project("my.project");
-    const first = sync(parent, namespaces(), at);
+    const first = sync(parent, namespaces(), related(), at);
     assert.deepEqual(resync(parent, namespaces(), first), first);
   });
 
   test("lastTransitionTime moves when Ready changes status", () => {
     const parent = project("test");
-    const waiting = sync(parent, namespaces(), at);
+    const waiting = sync(parent, namespaces(), related(), at);
     const active = resync(parent, namespaces({ "proj-test": "Active" }), waiting);
     assert.equal(ready(active).status, "True");
     assert.equal(ready(active).lastTransitionTime, "2026-12-01T08:30:00Z");
@@ -306,13 +378,13 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
         { type: "Ready", status: "True", lastTransitionTime: readySince },
       ],
     };
-    const answer = sync(project("test", { status }), namespaces({ "proj-test": "Active" }), later);
+    const answer = sync(project("test", { status }), namespaces({ "proj-test": "Active" }), related(), later);
     assert.equal(ready(answer).lastTransitionTime, readySince);
   });
 
   test("lastTransitionTime stays when only the reason changes", () => {
     const parent = project("test");
-    const waiting = sync(parent, namespaces(), at);
+    const waiting = sync(parent, namespaces(), related(), at);
     const terminating = resync(parent, namespaces({ "proj-test": "Terminating" }), waiting);
     assert.equal(ready(terminating).reason, "NamespaceTerminating");
     assert.equal(ready(terminating).lastTransitionTime, ready(waiting).lastTransitionTime);
@@ -321,25 +393,25 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
 
 describe("sync: input", () => {
   test("the input is never modified", () => {
-    const { parent, children } = deepFreeze(fixture("steady-sync"));
-    const before = JSON.stringify({ parent, children });
-    sync(parent, children, at);
-    assert.equal(JSON.stringify({ parent, children }), before);
+    const { parent, children, related } = deepFreeze(fixture("steady-sync"));
+    const before = JSON.stringify({ parent, children, related });
+    sync(parent, children, related, at);
+    assert.equal(JSON.stringify({ parent, children, related }), before);
   });
 
   test("a real first sync from Metacontroller, unknown fields and all, is accepted", () => {
     const request = v.parse(SyncRequest, fixture("first-sync"));
-    assert.equal(sync(request.parent, request.children, at).children[0]?.metadata.name, "proj-test");
+    assert.equal(sync(request.parent, request.children, request.related, at).children[0]?.metadata.name, "proj-test");
   });
 
   test("unknown fields are kept by the schema, not stripped or refused", () => {
     const request = v.parse(SyncRequest, fixture("steady-sync"));
     assert.equal(request.parent.metadata["uid"], "0b4b6f9e-2f5d-4a8e-8c1e-3f0d9a7e5c21");
-    assert.deepEqual(request["related"], {});
+    assert.equal(request.related["Namespace.v1"]["proj-test"]?.["kind"], "Namespace");
   });
 
-  test("controller, related and finalizing are not read, so any value of theirs passes", () => {
-    const request = { ...fixture("steady-sync"), controller: null, related: { x: 1 }, finalizing: "yes" };
+  test("controller and finalizing are not read, so any value of theirs passes", () => {
+    const request = { ...fixture("steady-sync"), controller: null, finalizing: "yes" };
     assert.equal(v.safeParse(SyncRequest, request).success, true);
   });
 
@@ -348,7 +420,7 @@ describe("sync: input", () => {
     request.parent.status = { conditions: "garbage" } as unknown as Project["status"];
     const parsed = v.safeParse(SyncRequest, request);
     assert.ok(parsed.success);
-    assert.equal(ready(sync(parsed.output.parent, parsed.output.children, at)).lastTransitionTime, "2026-11-30T12:00:00Z");
+    assert.equal(ready(sync(parsed.output.parent, parsed.output.children, parsed.output.related, at)).lastTransitionTime, "2026-11-30T12:00:00Z");
   });
 
   const refusals: [string, (request: Record<string, any>) => void, (string | number)[]][] = [
@@ -358,6 +430,13 @@ describe("sync: input", () => {
     ["a generation that is not a number", (r) => (r["parent"].metadata.generation = "1"), ["parent", "metadata", "generation"]],
     ["children without Namespace.v1", (r) => (r["children"] = {}), ["children", "Namespace.v1"]],
     ["a child that is not an object", (r) => (r["children"]["Namespace.v1"]["proj-test"] = 1), ["children", "Namespace.v1", "proj-test"]],
+    ["a request without related", (r) => delete r["related"], ["related"]],
+    ["related without Namespace.v1, as when no customize hook is declared", (r) => (r["related"] = {}), ["related", "Namespace.v1"]],
+    [
+      "a related Namespace whose owner has no name",
+      (r) => (r["related"]["Namespace.v1"]["proj-test"].metadata.ownerReferences = [{ kind: "Project" }]),
+      ["related", "Namespace.v1", "proj-test", "metadata", "ownerReferences", 0, "name"],
+    ],
   ];
   for (const [what, breakIt, path] of refusals) {
     test(`the schema refuses ${what}, naming where`, () => {
