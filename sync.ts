@@ -3,10 +3,12 @@
  *
  * A `Project` (projects.agrrh.com/v1, cluster-scoped) should always come with
  * a Namespace `proj-<project name>` that carries the Project's description and
- * license as annotations. Metacontroller runs the control loop: whenever a
- * Project or its Namespace changes, it POSTs what it observed to this hook and
- * gets back what should exist. It then creates, updates and deletes Namespaces
- * until the cluster matches, and writes the status we return onto the Project.
+ * license as annotations, and in it one RoleBinding for each role its members
+ * hold, so that the people and robots working on it have access. Metacontroller
+ * runs the control loop: whenever a Project or one of its children changes, it
+ * POSTs what it observed to this hook and gets back what should exist. It then
+ * creates, updates and deletes the children until the cluster matches, and
+ * writes the status we return onto the Project.
  *
  * Before the first sync of a Project, Metacontroller asks the customize hook
  * which other objects that Project needs to see: here, the Namespace its name
@@ -16,7 +18,7 @@
  * This file is the whole contract, read top to bottom:
  *   1. the request schema: what Metacontroller sends, checked where we read it;
  *   2. the types, inferred from that schema, and the shape of our answers;
- *   3. the naming rule: Project `x` owns Namespace `proj-x`;
+ *   3. the rules: Project `x` owns Namespace `proj-x`, and who may be a member;
  *   4. `customize`: the Namespace to watch besides the Project's own;
  *   5. `sync`: first the status from what was observed, then the desired
  *      children.
@@ -32,9 +34,13 @@ import * as v from "valibot";
 // here is loose: unknown keys pass through untouched, and only the fields that
 // `sync` reads are checked.
 
+// Members are taken as a list here and checked against the rules in part 3
+// by `sync`: a Project admitted before those rules existed then gets a status
+// that says what is wrong, instead of a refused request that stalls it.
 const ProjectSpec = v.looseObject({
   description: v.nullish(v.string()),
   license: v.nullish(v.string()),
+  members: v.nullish(v.array(v.unknown())),
 });
 
 // The status is our own previous answer, read back only to keep a condition's
@@ -78,13 +84,27 @@ const RelatedNamespace = v.looseObject({
   status: NamespaceStatus,
 });
 
-// Children arrive grouped by `<Kind>.<apiVersion>`, then by name. Metacontroller
-// sends a key for every child resource the CompositeController declares, even
-// when it is empty, so a missing `Namespace.v1` means the hook is wired to the
-// wrong controller: better refused than answered.
+// A RoleBinding is read for what it grants, to tell whether it is as asked.
+const ObservedRoleBinding = v.looseObject({
+  roleRef: v.looseObject({ name: v.string() }),
+  subjects: v.nullish(
+    v.array(v.looseObject({ kind: v.string(), name: v.string(), namespace: v.nullish(v.string()) })),
+  ),
+});
+
+// Children arrive grouped by `<Kind>.<apiVersion>`, then by name; namespaced
+// children of this cluster-scoped parent by `<namespace>/<name>`.
+// Metacontroller sends a key for every child resource the CompositeController
+// declares, even when it is empty, so a missing group means the hook is wired
+// to the wrong controller: better refused than answered.
+export const NAMESPACES = "Namespace.v1";
+export const ROLE_BINDINGS = "RoleBinding.rbac.authorization.k8s.io/v1";
 const ObjectsByName = v.record(v.string(), v.looseObject({}));
 export const ObservedChildren = v.objectWithRest(
-  { "Namespace.v1": v.record(v.string(), ObservedNamespace) },
+  {
+    [NAMESPACES]: v.record(v.string(), ObservedNamespace),
+    [ROLE_BINDINGS]: v.record(v.string(), ObservedRoleBinding),
+  },
   ObjectsByName,
 );
 
@@ -92,7 +112,7 @@ export const ObservedChildren = v.objectWithRest(
 // not, whenever the customize hook asked for it; without it a foreign
 // Namespace would look like one not created yet, so that is refused too.
 export const RelatedObjects = v.objectWithRest(
-  { "Namespace.v1": v.record(v.string(), RelatedNamespace) },
+  { [NAMESPACES]: v.record(v.string(), RelatedNamespace) },
   ObjectsByName,
   "expected the Namespace the customize hook asks for: is hooks.customize declared on the CompositeController?",
 );
@@ -134,9 +154,24 @@ export type ReadyCondition = {
   message: string;
 };
 
+/** A subject as the API server stores it: Users and Groups carry the RBAC group, ServiceAccounts none. */
+export type Subject =
+  | { kind: "User" | "Group"; apiGroup: "rbac.authorization.k8s.io"; name: string }
+  | { kind: "ServiceAccount"; name: string; namespace: string };
+
+export type RoleBinding = {
+  apiVersion: "rbac.authorization.k8s.io/v1";
+  kind: "RoleBinding";
+  metadata: { name: string; namespace: string };
+  roleRef: { apiGroup: "rbac.authorization.k8s.io"; kind: "ClusterRole"; name: Role };
+  subjects: Subject[];
+};
+
 export type ProjectStatus = {
   /** How many Namespaces this Project owns right now, as observed. */
   namespaces: number;
+  /** How many members the spec lists. */
+  members: number;
   /** The Namespace this Project's name gives it; absent when it cannot have one. */
   namespace?: string;
   observedGeneration?: number;
@@ -146,14 +181,15 @@ export type ProjectStatus = {
 /** Exactly the two keys Metacontroller reads: with hook v2 it rejects any other. */
 export type SyncResponse = {
   status: ProjectStatus;
-  children: Namespace[];
+  /** The Namespace first, if any, then its RoleBindings. */
+  children: [] | [Namespace, ...RoleBinding[]];
 };
 
 /** Objects picked by name, the one kind of rule this controller needs. */
 export type RelatedResourceRule = { apiVersion: string; resource: string; names: string[] };
 export type CustomizeResponse = { relatedResources: RelatedResourceRule[] };
 
-// ## 3. The naming rule
+// ## 3. The rules
 
 export const NAMESPACE_PREFIX = "proj-";
 export const DEFAULT_LICENSE = "WTFPL";
@@ -213,6 +249,78 @@ function mayExceedAnnotationLimit({ description, license }: Namespace["metadata"
   return WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * (description.length + license.length) > ANNOTATIONS_MAX_BYTES;
 }
 
+// Members get access through Kubernetes' built-in ClusterRoles, bound in the
+// Project's Namespace: `admin` manages everything there, including access;
+// `edit` changes workloads; `view` reads. The CRD refuses what breaks these
+// rules at admission, in the same words (manifest.test.ts checks that both
+// judge one table of members alike); `sync` checks them again for Projects
+// admitted before the rules existed.
+export const ROLES = ["admin", "edit", "view"] as const;
+export type Role = (typeof ROLES)[number];
+export const MEMBER_KINDS = ["User", "Group", "ServiceAccount"] as const;
+
+// 100 members of 253 characters, each character escaped to six bytes in
+// Metacontroller's JSON copy, still fit one RoleBinding's annotations.
+export const MAX_MEMBERS = 100;
+export const MEMBER_NAME_MAX_LENGTH = 253;
+
+// What the API server demands of a ServiceAccount subject, so that a
+// RoleBinding it would refuse is never asked for.
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export const MEMBER_RULES = {
+  kind: `a member's kind is one of ${MEMBER_KINDS.join(", ")}`,
+  role: `a member's role is one of ${ROLES.join(", ")}`,
+  name: `a member's name is 1 to ${MEMBER_NAME_MAX_LENGTH} characters`,
+  serviceAccount:
+    "a ServiceAccount member needs the namespace it lives in, and both names must be " +
+    "lowercase letters, digits, '-' or '.'",
+  cluster: "only a ServiceAccount member has a namespace: Users and Groups are cluster-wide",
+  once: "each User, Group or ServiceAccount is listed once, with one role",
+  most: `a Project has at most ${MAX_MEMBERS} members`,
+} as const;
+
+const Member = v.pipe(
+  v.looseObject(
+    {
+      kind: v.picklist(MEMBER_KINDS, MEMBER_RULES.kind),
+      name: v.pipe(v.string(MEMBER_RULES.name), v.nonEmpty(MEMBER_RULES.name), v.maxLength(MEMBER_NAME_MAX_LENGTH, MEMBER_RULES.name)),
+      namespace: v.optional(v.string(MEMBER_RULES.serviceAccount)),
+      role: v.picklist(ROLES, MEMBER_RULES.role),
+    },
+    // A missing field breaks the rule of that field; anything else is no member at all.
+    (issue) => {
+      const field = issue.path?.[0]?.key;
+      return field === "kind" || field === "name" || field === "role"
+        ? MEMBER_RULES[field]
+        : "a member is an object with kind, name and role";
+    },
+  ),
+  v.check(
+    ({ kind, name, namespace }) =>
+      kind !== "ServiceAccount" ||
+      (namespace !== undefined && isValidNamespaceName(namespace) && DNS1123_SUBDOMAIN.test(name)),
+    MEMBER_RULES.serviceAccount,
+  ),
+  v.check(({ kind, namespace }) => kind === "ServiceAccount" || namespace === undefined, MEMBER_RULES.cluster),
+);
+export type Member = v.InferOutput<typeof Member>;
+
+const subjectKey = ({ kind, namespace, name }: { kind: string; namespace?: string | null; name: string }) =>
+  `${kind}/${namespace ?? ""}/${name}`;
+
+export const Members = v.pipe(
+  v.array(Member),
+  v.maxLength(MAX_MEMBERS, MEMBER_RULES.most),
+  v.check((members) => new Set(members.map(subjectKey)).size === members.length, MEMBER_RULES.once),
+);
+
+// Named after the role, so a RoleBinding never has to change its roleRef,
+// which Kubernetes does not allow.
+export function roleBindingNameFor(role: Role): string {
+  return `project-${role}`;
+}
+
 // ## 4. customize
 //
 // A Namespace that someone else created is not among the Project's children,
@@ -260,19 +368,31 @@ export function sync(
     },
   };
   const refusal = whyTheApiServerWouldRefuse(wanted);
-  const observed = children["Namespace.v1"];
+  const observed = children[NAMESPACES];
   // The same name among the related objects but not among the children is a
   // Namespace someone else made: Metacontroller would never adopt it, and we
   // never ask it to change or delete it.
-  const foreign = observed[name] ? undefined : related["Namespace.v1"][name];
+  const foreign = observed[name] ? undefined : related[NAMESPACES][name];
+  const members = v.safeParse(Members, parent.spec?.members ?? []);
+  // RoleBindings go only into the Project's own Namespace, once it is there
+  // and Active: never into someone else's, nor into one being deleted.
+  const namespaceActive = observed[name]?.status?.phase === "Active";
+  const roleBindings = members.success && namespaceActive ? roleBindingsFor(name, members.output) : [];
 
   // Phase 1: the status, from what was observed. It must depend on nothing
   // else: writing it triggers another sync, and an answer that differed each
-  // time would make Metacontroller loop forever.
+  // time would make Metacontroller loop forever. The first problem found, in
+  // the order a user would fix them, is the one reported.
   const generation = parent.metadata.generation;
-  const readiness = refusal ?? (foreign ? conflictWith(name, foreign) : readinessOf(name, observed[name]));
+  const readiness =
+    refusal ??
+    (members.success ? undefined : invalidMembers(members.issues)) ??
+    (foreign ? conflictWith(name, foreign) : undefined) ??
+    namespaceNotReady(name, observed[name]) ??
+    accessOf(name, roleBindings, children[ROLE_BINDINGS]);
   const status: ProjectStatus = {
     namespaces: Object.keys(observed).length,
+    members: parent.spec?.members?.length ?? 0,
     ...(refusal ? {} : { namespace: name }),
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     conditions: [
@@ -287,12 +407,39 @@ export function sync(
     ],
   };
 
-  // Phase 2: the desired children. Any observed Namespace not listed here,
-  // such as one left over from an older naming rule, is deleted by
-  // Metacontroller. A Namespace the API server would refuse, or one whose
-  // name is taken, is not asked for: the create could only fail, and
-  // Metacontroller would retry it forever.
-  return { status, children: refusal || foreign ? [] : [wanted] };
+  // Phase 2: the desired children. Any observed child not listed here, such
+  // as a Namespace left over from an older naming rule or the RoleBinding of
+  // a role nobody holds any more, is deleted by Metacontroller. A Namespace
+  // the API server would refuse, or one whose name is taken, is not asked
+  // for: the create could only fail, and Metacontroller would retry it
+  // forever. Members that break the rules get no RoleBinding at all: access
+  // is withdrawn rather than guessed.
+  return { status, children: refusal || foreign ? [] : [wanted, ...roleBindings] };
+}
+
+/** One RoleBinding per role that has members, its subjects in a fixed order so that the same spec gives the same answer. */
+function roleBindingsFor(namespace: string, members: Member[]): RoleBinding[] {
+  return ROLES.flatMap((role) => {
+    const holders = members.filter((member) => member.role === role);
+    if (holders.length === 0) return [];
+    const subjects = holders
+      .map(subjectOf)
+      .sort((a, b) => (subjectKey(a) < subjectKey(b) ? -1 : subjectKey(a) > subjectKey(b) ? 1 : 0));
+    return [
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: roleBindingNameFor(role), namespace },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+        subjects,
+      },
+    ];
+  });
+}
+
+function subjectOf({ kind, name, namespace }: Member): Subject {
+  if (kind === "ServiceAccount") return { kind, name, namespace: namespace ?? "" };
+  return { kind, apiGroup: "rbac.authorization.k8s.io", name };
 }
 
 function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined {
@@ -332,14 +479,26 @@ function conflictWith(name: string, namespace: RelatedObjects["Namespace.v1"][st
   };
 }
 
-function readinessOf(name: string, namespace: ObservedChildren["Namespace.v1"][string] | undefined): Readiness {
+function invalidMembers(issues: readonly v.BaseIssue<unknown>[]): Readiness {
+  const where = (issue: v.BaseIssue<unknown>) =>
+    (issue.path ?? [])
+      .filter((segment) => typeof segment.key === "number")
+      .map((segment) => `[${String(segment.key)}]`)
+      .join("");
+  const problems = [...new Set(issues.map((issue) => `spec.members${where(issue)}: ${issue.message}`))];
+  return {
+    status: "False",
+    reason: "InvalidMembers",
+    message: `${problems.join("; ")}. Until that is fixed, no member has access.`,
+  };
+}
+
+function namespaceNotReady(name: string, namespace: ObservedChildren[typeof NAMESPACES][string] | undefined): Readiness | undefined {
   const phase = namespace?.status?.phase;
   if (!namespace) {
     return { status: "False", reason: "WaitingForNamespace", message: `Waiting for Metacontroller to create Namespace ${name}.` };
   }
-  if (phase === "Active") {
-    return { status: "True", reason: "NamespaceActive", message: `Namespace ${name} is Active.` };
-  }
+  if (phase === "Active") return undefined;
   if (phase === "Terminating") {
     return {
       status: "False",
@@ -351,6 +510,34 @@ function readinessOf(name: string, namespace: ObservedChildren["Namespace.v1"][s
     status: "False",
     reason: "NamespaceNotActive",
     message: phase ? `Namespace ${name} is in phase ${phase}, not Active.` : `Namespace ${name} has no phase yet.`,
+  };
+}
+
+// Access is in place when every RoleBinding asked for grants exactly what was
+// asked, and no other is left in the Namespace to grant what was taken away.
+function accessOf(name: string, wanted: RoleBinding[], observed: ObservedChildren[typeof ROLE_BINDINGS]): Readiness {
+  const granted = (binding: ObservedChildren[typeof ROLE_BINDINGS][string] | undefined) =>
+    binding ? `${binding.roleRef.name}:${(binding.subjects ?? []).map(subjectKey).sort().join(",")}` : undefined;
+  const keyOf = (binding: RoleBinding) => `${binding.metadata.namespace}/${binding.metadata.name}`;
+  const notYet = wanted
+    .filter((binding) => granted(observed[keyOf(binding)]) !== granted(binding))
+    .map((binding) => binding.metadata.name);
+  const wantedKeys = new Set(wanted.map(keyOf));
+  const leftOver = Object.keys(observed)
+    .filter((key) => key.startsWith(`${name}/`) && !wantedKeys.has(key))
+    .map((key) => key.slice(name.length + 1));
+  if (notYet.length === 0 && leftOver.length === 0) {
+    const access = wanted.length === 0 ? "" : `, with ${wanted.map((binding) => binding.metadata.name).join(", ")} as asked`;
+    return { status: "True", reason: "NamespaceActive", message: `Namespace ${name} is Active${access}.` };
+  }
+  const waits = [
+    ...(notYet.length ? [`${notYet.join(", ")} to be as asked`] : []),
+    ...(leftOver.length ? [`${leftOver.join(", ")} to be removed`] : []),
+  ];
+  return {
+    status: "False",
+    reason: "WaitingForRoleBindings",
+    message: `Namespace ${name} is Active; waiting for RoleBinding ${waits.join(", and ")}.`,
   };
 }
 

@@ -27,6 +27,9 @@ const PROJECT = `e2e-${RUN}`;
 const NAMESPACE = namespaceNameFor(PROJECT);
 // A second Project, whose Namespace name the run takes first.
 const CONFLICTING = `e2e-${RUN}-taken`;
+// Users that exist only as names: RBAC needs no account to grant access to.
+const MEMBER = `e2e-${RUN}-member`;
+const OUTSIDER = `e2e-${RUN}-outsider`;
 const TIMEOUT = "180s";
 
 type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -162,6 +165,23 @@ const annotation = async (key: string) =>
 
 const readyReason = (reason: string) => `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=${reason}`;
 
+/** Polls until `check` holds, for at most the run's timeout. */
+async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + Number.parseInt(TIMEOUT) * 1000;
+  while (!(await check())) {
+    if (interrupt.signal.aborted) throw new Error("interrupted");
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${TIMEOUT}`);
+    await sleep(1000, undefined, { signal: interrupt.signal });
+  }
+}
+
+/** What `kubectl auth can-i` answers for that user in the Project's Namespace. */
+const may = async (user: string, verb: string, resource: string) =>
+  (await kubectl(["auth", "can-i", verb, resource, "-n", NAMESPACE, "--as", user])).ok;
+
+const setMembers = (members: { kind: string; name: string; role: string }[]) =>
+  must(["patch", "project", PROJECT, "--type=merge", "-p", JSON.stringify({ spec: { members } })]);
+
 // 0. Is there a cluster, and does it run Metacontroller? Is k8s.yaml there?
 const context = await kubectl(["config", "current-context"]);
 if (context.missing) skip("kubectl is not installed");
@@ -227,17 +247,41 @@ try {
   await step(`5. a deleted ${NAMESPACE} comes back`, async () => {
     const uid = await must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]);
     await must(["delete", "namespace", NAMESPACE, `--timeout=${TIMEOUT}`]);
-    const deadline = Date.now() + 180_000;
-    while (!(await kubectl(["get", "namespace", NAMESPACE])).ok) {
-      if (interrupt.signal.aborted) throw new Error("interrupted");
-      if (Date.now() > deadline) throw new Error(`${NAMESPACE} did not come back`);
-      await sleep(1000, undefined, { signal: interrupt.signal });
-    }
+    await eventually(`${NAMESPACE} comes back`, async () => (await kubectl(["get", "namespace", NAMESPACE])).ok);
     assert.notEqual(await must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]), uid);
     await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
   });
 
-  await step("6. a Project whose name cannot become a Namespace is refused at admission", async () => {
+  await step(`6. member ${MEMBER} with role edit may create deployments in ${NAMESPACE}; ${OUTSIDER} may not`, async () => {
+    // admin, edit and view get their rules from aggregation by the controller manager.
+    const rules = await must(["get", "clusterrole", "edit", "-o", "jsonpath={.rules}"]);
+    assert.ok(rules.trim() !== "", "ClusterRole edit grants nothing: is the controller manager's clusterrole-aggregation controller running?");
+    await setMembers([{ kind: "User", name: MEMBER, role: "edit" }]);
+    await eventually(`${MEMBER} may create deployments`, () => may(MEMBER, "create", "deployments"));
+    assert.equal(await may(OUTSIDER, "get", "pods"), false, `${OUTSIDER} may get pods`);
+    await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+  });
+
+  await step(`7. with role view, ${MEMBER} may read but no longer create`, async () => {
+    await setMembers([{ kind: "User", name: MEMBER, role: "view" }]);
+    // Metacontroller deletes project-edit and creates project-view: two steps, either first.
+    await eventually(
+      `${MEMBER} may get pods but no longer create deployments`,
+      async () => (await may(MEMBER, "get", "pods")) && !(await may(MEMBER, "create", "deployments")),
+    );
+    await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+    const bindings = await must(["get", "rolebindings", "-n", NAMESPACE, "-o", "name"]);
+    assert.equal(bindings.trim(), "rolebinding.rbac.authorization.k8s.io/project-view");
+  });
+
+  await step(`8. removed from the members, ${MEMBER} has no access left`, async () => {
+    await setMembers([]);
+    await eventually(`${MEMBER} may no longer get pods`, async () => !(await may(MEMBER, "get", "pods")));
+    await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+    assert.equal((await must(["get", "rolebindings", "-n", NAMESPACE, "-o", "name"])).trim(), "");
+  });
+
+  await step("9. a Project whose name cannot become a Namespace is refused at admission", async () => {
     const invalid = project(`${PROJECT}.invalid`, "MIT");
     const refused = await kubectl(["create", "-f", "-"], stringify(invalid));
     if (refused.ok) created.push(invalid);
@@ -246,7 +290,7 @@ try {
   });
 
   const taken: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(CONFLICTING) } };
-  await step(`7. a Namespace ${taken.metadata.name} made first is named as a conflict, and left as it is`, async () => {
+  await step(`10. a Namespace ${taken.metadata.name} made first is named as a conflict, and left as it is`, async () => {
     await create(taken);
     await create(project(CONFLICTING, "MIT"));
     await must(["wait", readyReason("NamespaceConflict"), `project/${CONFLICTING}`, `--timeout=${TIMEOUT}`]);
@@ -255,14 +299,14 @@ try {
     assert.equal(namespace.metadata.annotations?.license, undefined, "not changed");
   });
 
-  await step(`8. once ${taken.metadata.name} is gone, Project ${CONFLICTING} gets its own`, async () => {
+  await step(`11. once ${taken.metadata.name} is gone, Project ${CONFLICTING} gets its own`, async () => {
     await remove(taken);
     await must(["wait", "--for=condition=Ready", `project/${CONFLICTING}`, `--timeout=${TIMEOUT}`]);
     const owner = await must(["get", "namespace", taken.metadata.name, "-o", "jsonpath={.metadata.ownerReferences[0].name}"]);
     assert.equal(owner, CONFLICTING);
   });
 
-  await step(`9. a protected Project ${PROJECT} is not deleted until its protection is lifted`, async () => {
+  await step(`12. a protected Project ${PROJECT} is not deleted until its protection is lifted`, async () => {
     await must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"deletionProtection":true}}']);
     const refused = await kubectl(["delete", "project", PROJECT]);
     if (refused.ok) created.splice(created.indexOf(theProject), 1);
@@ -274,13 +318,13 @@ try {
     await must(["patch", "project", PROJECT, "--type=merge", "-p", lift[1]]);
   });
 
-  await step("10. deleting the Project CRD is refused until it is annotated for it (server-side dry run)", async () => {
+  await step("13. deleting the Project CRD is refused until it is annotated for it (server-side dry run)", async () => {
     const refused = await kubectl(["delete", "crd", "projects.agrrh.com", "--dry-run=server"]);
     assert.equal(refused.ok, false, "the CRD would have been deleted");
     assert.ok(refused.stderr.includes(`kubectl annotate crd projects.agrrh.com ${CRD_DELETION_ANNOTATION}=true`), refused.stderr);
   });
 
-  await step(`11. deleting Project ${PROJECT} deletes ${NAMESPACE}`, async () => {
+  await step(`14. deleting Project ${PROJECT} deletes ${NAMESPACE}`, async () => {
     await remove(theProject);
     await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
   });

@@ -1,9 +1,9 @@
 // Builders for the requests the tests send, so each test states only what it
 // is about, and the table the runtime test and the benchmark print.
 import { readFileSync } from "node:fs";
-import type { ObservedChildren, Project, RelatedObjects } from "../sync.ts";
+import { NAMESPACES, ROLE_BINDINGS, type ObservedChildren, type Project, type RelatedObjects, type RoleBinding } from "../sync.ts";
 
-export type FixtureName = "first-sync" | "steady-sync";
+export type FixtureName = "first-sync" | "steady-sync" | "members-sync";
 
 /** A request as Metacontroller sends it, fresh for every call so a test may change it. */
 export function fixture(name: FixtureName): { parent: Project; children: ObservedChildren; related: RelatedObjects } & Record<string, unknown> {
@@ -27,9 +27,9 @@ export function project(name: string, { spec, status, generation = 1 }: ProjectF
   };
 }
 
-/** Observed Namespaces by name, each in the given phase (`null` for none). */
+/** Observed Namespaces by name, each in the given phase (`null` for none), and no RoleBindings. */
 export function namespaces(phases: Record<string, string | null> = {}): ObservedChildren {
-  const byName: ObservedChildren["Namespace.v1"] = {};
+  const byName: ObservedChildren[typeof NAMESPACES] = {};
   for (const [name, phase] of Object.entries(phases)) {
     byName[name] = {
       apiVersion: "v1",
@@ -38,7 +38,20 @@ export function namespaces(phases: Record<string, string | null> = {}): Observed
       ...(phase === null ? {} : { status: { phase } }),
     };
   }
-  return { "Namespace.v1": byName };
+  return { [NAMESPACES]: byName, [ROLE_BINDINGS]: {} };
+}
+
+/** The same children, with these RoleBindings observed as the API server stores them, under `<namespace>/<name>`. */
+export function withRoleBindings(children: ObservedChildren, bindings: RoleBinding[]): ObservedChildren {
+  const observed = structuredClone(children);
+  for (const binding of bindings) {
+    const { namespace, name } = binding.metadata;
+    observed[ROLE_BINDINGS][`${namespace}/${name}`] = {
+      ...structuredClone(binding),
+      metadata: { name, namespace, uid: `uid-of-${name}`, labels: { "controller-uid": "uid-of-project" } },
+    };
+  }
+  return observed;
 }
 
 /** What the customize hook's rule picked up, by Namespace name; nothing unless given. */

@@ -10,6 +10,7 @@ import { Deployment } from "kubernetes-models/apps/v1";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1";
+import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { ConfigMap, Namespace, Service } from "kubernetes-models/v1";
 import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
@@ -17,7 +18,14 @@ import { CUSTOMIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import {
   ANNOTATIONS_MAX_BYTES,
   DEFAULT_LICENSE,
+  MAX_MEMBERS,
+  MEMBER_KINDS,
+  MEMBER_NAME_MAX_LENGTH,
+  MEMBER_RULES,
+  Members,
+  ObservedChildren,
   PROJECT_NAME_RULE,
+  ROLES,
   RelatedObjects,
   asGoJson,
   customize,
@@ -25,7 +33,8 @@ import {
   namespaceNameFor,
   sync,
 } from "../sync.ts";
-import { evaluateCel } from "./cel.ts";
+import { evaluateCel, schemaErrors } from "./cel.ts";
+import { MEMBER_CASES } from "./member-cases.ts";
 import { clock, namespaces, project, related } from "./helpers.ts";
 import {
   BUNDLE_FILE,
@@ -141,9 +150,15 @@ describe("manifest: built-in objects validate against the published Kubernetes s
     assert.throws(() => new Deployment(broken).validate());
   });
 
-  test("the Namespace that sync asks for is valid too", () => {
-    const [child] = sync(project("test", { spec: { description: "d" } }), namespaces(), related(), clock("2026-11-30T00:00:00Z")).children;
-    assert.doesNotThrow(() => new Namespace(child).validate());
+  test("the Namespace and RoleBindings that sync asks for are valid too", () => {
+    const members = MEMBER_CASES.flatMap((memberCase) => (memberCase.breaks || memberCase.members.length > 5 ? [] : memberCase.members));
+    const spec = { description: "d", members: members.filter((member, index) => members.findIndex((other) => JSON.stringify(other) === JSON.stringify(member)) === index) };
+    const answer = sync(project("test", { spec }), namespaces({ "proj-test": "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+    const [namespaceChild, ...roleBindings] = answer.children;
+    assert.equal(answer.status.conditions[0]?.reason, "WaitingForRoleBindings", "the members are valid");
+    assert.doesNotThrow(() => new Namespace(namespaceChild).validate());
+    assert.equal(roleBindings.length, 3);
+    for (const binding of roleBindings) assert.doesNotThrow(() => new RoleBinding(binding).validate());
   });
 });
 
@@ -198,10 +213,11 @@ describe("manifest: the CompositeController", () => {
     assert.equal(v.safeParse(CompositeController, misspelt).success, false);
   });
 
-  test("children get labelled by Metacontroller, and Namespaces are updated in place", () => {
+  test("children get labelled by Metacontroller, and Namespaces and RoleBindings are updated in place", () => {
     assert.equal(controller.spec.generateSelector, true);
     assert.deepEqual(controller.spec.childResources, [
       { apiVersion: "v1", resource: "namespaces", updateStrategy: { method: "InPlace" } },
+      { apiVersion: "rbac.authorization.k8s.io/v1", resource: "rolebindings", updateStrategy: { method: "InPlace" } },
     ]);
   });
 
@@ -240,11 +256,24 @@ describe("manifest: cross-references agree", () => {
     });
   }
 
+  // Metacontroller files children and related objects under `<Kind>.<apiVersion>`.
+  const kinds: Record<string, string> = { namespaces: "Namespace", rolebindings: "RoleBinding" };
+  const groupOf = (rule: { apiVersion: string; resource: string }) => `${kinds[rule.resource]}.${rule.apiVersion}`;
+
   test("every group of related objects sync reads is one customize asks for, and nothing more", () => {
-    // Metacontroller files related objects under `<Kind>.<apiVersion>`.
-    const kinds: Record<string, string> = { namespaces: "Namespace" };
-    const asked = customize(project("test")).relatedResources.map((rule) => `${kinds[rule.resource]}.${rule.apiVersion}`);
-    assert.deepEqual(asked, Object.keys(RelatedObjects.entries));
+    assert.deepEqual(customize(project("test")).relatedResources.map(groupOf), Object.keys(RelatedObjects.entries));
+  });
+
+  test("every group of children sync reads is a declared child resource, and nothing more", () => {
+    assert.deepEqual(controller.spec.childResources.map(groupOf), Object.keys(ObservedChildren.entries));
+  });
+
+  test("every kind of child sync answers with is a declared child resource", () => {
+    const members = MEMBER_CASES.find((memberCase) => memberCase.what === "a ServiceAccount with its namespace")?.members;
+    const answer = sync(project("test", { spec: { members } }), namespaces({ "proj-test": "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+    const declared = controller.spec.childResources.map((rule: any) => `${kinds[rule.resource]}.${rule.apiVersion}`);
+    for (const child of answer.children) assert.ok(declared.includes(`${child.kind}.${child.apiVersion}`), child.kind);
+    assert.deepEqual(new Set(answer.children.map((child) => child.kind)), new Set(["Namespace", "RoleBinding"]));
   });
 
   test("the Service, Deployment, NetworkPolicy, disruption budget and topology spread select the pods by their labels", () => {
@@ -408,6 +437,43 @@ describe("manifest: the CRD keeps out what sync cannot use", () => {
   });
 });
 
+describe("manifest: the CRD and sync judge members alike", () => {
+  const membersSchema = projectSchema.properties.spec.properties.members;
+
+  for (const { what, members, breaks } of MEMBER_CASES) {
+    test(`admission and sync agree that ${what} ${breaks ? `break the rule: ${MEMBER_RULES[breaks]}` : "can be bound"}`, () => {
+      const admission = schemaErrors(membersSchema, members, "spec.members");
+      const checked = v.safeParse(Members, members);
+      assert.equal(admission.length === 0, !breaks, `CRD: ${admission.join("; ")}`);
+      assert.equal(checked.success, !breaks, `sync: ${checked.issues?.map((issue) => issue.message).join("; ")}`);
+      if (!breaks) return;
+      assert.ok(checked.issues?.some((issue) => issue.message === MEMBER_RULES[breaks]), "sync says which rule");
+      // Rules the CRD states in CEL say it in sync's words; the others are
+      // Kubernetes' own enum, length and maxItems messages.
+      const stated = JSON.stringify(membersSchema).includes(JSON.stringify(MEMBER_RULES[breaks]));
+      if (stated) assert.ok(admission.some((error) => error.endsWith(MEMBER_RULES[breaks])), admission.join("; "));
+    });
+  }
+
+  test("the CRD's kinds, roles and limits are sync's", () => {
+    assert.deepEqual(membersSchema.items.properties.kind.enum, [...MEMBER_KINDS]);
+    assert.deepEqual(membersSchema.items.properties.role.enum, [...ROLES]);
+    assert.equal(membersSchema.items.properties.name.maxLength, MEMBER_NAME_MAX_LENGTH);
+    assert.equal(membersSchema.maxItems, MAX_MEMBERS);
+  });
+
+  test("the largest RoleBinding the CRD admits, in the costliest characters, keeps Metacontroller's copy under 256 KiB", () => {
+    const name = (index: number) => `${index}`.padEnd(MEMBER_NAME_MAX_LENGTH, "<");
+    const members = Array.from({ length: MAX_MEMBERS }, (_, index) => ({ kind: "User", name: name(index), role: "admin" }));
+    assert.deepEqual(schemaErrors(membersSchema, members), []);
+    const answer = sync(project("a".repeat(58), { spec: { members } }), namespaces({ [`proj-${"a".repeat(58)}`]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+    const [, binding] = answer.children;
+    assert.ok(binding);
+    const copyBytes = new TextEncoder().encode(asGoJson(binding)).length;
+    assert.ok(copyBytes < ANNOTATIONS_MAX_BYTES * 0.75, `${copyBytes} bytes`);
+  });
+});
+
 describe("manifest: deletion protection", () => {
   const protectedProject = (deletionProtection?: boolean) =>
     project("shop", { spec: deletionProtection === undefined ? {} : { deletionProtection } });
@@ -514,16 +580,18 @@ describe("manifest: the status sync writes survives pruning", () => {
     ["terminating", sync(project("test"), namespaces({ "proj-test": "Terminating" }), related(), now)],
     ["invalid name", sync(project("my.project"), namespaces(), related(), now)],
     ["conflict", sync(project("test"), namespaces(), related({ "proj-test": { phase: "Active" } }), now)],
+    ["members", sync(project("test", { spec: { members: [{ kind: "User", name: "a", role: "view" }] } }), namespaces({ "proj-test": "Active" }), related(), now)],
+    ["invalid members", sync(project("test", { spec: { members: [{ kind: "Robot" }] } }), namespaces({ "proj-test": "Active" }), related(), now)],
   ] as const) {
     test(`every status field is declared: ${situation}`, () => {
       assertDeclared(answer.status, projectSchema.properties.status, "status");
     });
   }
 
-  test("kubectl get projects shows the Namespace, License, Protected, Ready and Age", () => {
+  test("kubectl get projects shows the Namespace, License, Members, Protected, Ready and Age", () => {
     assert.deepEqual(
       projectVersion.additionalPrinterColumns.map((column: any) => column.name),
-      ["Namespace", "License", "Protected", "Ready", "Age"],
+      ["Namespace", "License", "Members", "Protected", "Ready", "Age"],
     );
     assert.deepEqual(projectVersion.subresources, { status: {} });
   });

@@ -9,14 +9,17 @@ import {
   WORST_FIXED_BYTES,
   ANNOTATIONS_MAX_BYTES,
   PROJECT_NAME_RULE,
+  MEMBER_RULES,
   annotationBytes,
   customize,
   isValidNamespaceName,
   sync,
   type ObservedChildren,
   type Project,
+  type RoleBinding,
 } from "../sync.ts";
-import { clock, deepFreeze, fixture, namespaces, project, related } from "./helpers.ts";
+import { clock, deepFreeze, fixture, namespaces, project, related, withRoleBindings } from "./helpers.ts";
+import { MEMBER_CASES } from "./member-cases.ts";
 
 const at = clock("2026-11-30T12:00:00.123Z");
 const later = clock("2026-12-01T08:30:00Z");
@@ -258,11 +261,168 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
   });
 });
 
+describe("sync: members get access through RoleBindings", () => {
+  const active = namespaces({ "proj-shop": "Active" });
+  // The issue's example: one member of each kind, and two roles shared.
+  const members = [
+    { kind: "User", name: "alice@example.com", role: "admin" },
+    { kind: "Group", name: "shop-devs", role: "edit" },
+    { kind: "ServiceAccount", namespace: "ci", name: "deployer", role: "edit" },
+    { kind: "User", name: "auditor", role: "view" },
+  ];
+  const shop = (list: unknown[] = members, fields: Parameters<typeof project>[1] = {}) =>
+    project("shop", { ...fields, spec: { description: "Web shop", license: "MIT", members: list } });
+  const roleBindingsOf = (answer: ReturnType<typeof sync>) => answer.children.slice(1) as RoleBinding[];
+
+  test("each role that has members gets one RoleBinding in proj-<name>, named after the role and bound to its ClusterRole", () => {
+    assert.deepEqual(roleBindingsOf(sync(shop(), active, related(), at)), [
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "project-admin", namespace: "proj-shop" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
+        subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "alice@example.com" }],
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "project-edit", namespace: "proj-shop" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
+        subjects: [
+          { kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: "shop-devs" },
+          { kind: "ServiceAccount", name: "deployer", namespace: "ci" },
+        ],
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "project-view", namespace: "proj-shop" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+        subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "auditor" }],
+      },
+    ]);
+  });
+
+  test("the same members in any order give the same answer, byte for byte", () => {
+    const first = JSON.stringify(sync(shop(), active, related(), at));
+    for (const order of [[...members].reverse(), [members[2], members[0], members[3], members[1]]]) {
+      assert.equal(JSON.stringify(sync(shop(order), active, related(), at)), first);
+    }
+  });
+
+  test("a Project without members asks for no RoleBinding", () => {
+    for (const list of [[], null]) {
+      const answer = sync(shop(list as unknown[]), active, related(), at);
+      assert.deepEqual(answer.children.map((child) => child.kind), ["Namespace"]);
+      assert.equal(answer.status.members, 0);
+    }
+  });
+
+  test("before the Namespace is observed, or while it is not Active, the answer holds the Namespace only", () => {
+    for (const observed of [namespaces(), namespaces({ "proj-shop": "Terminating" }), namespaces({ "proj-shop": null })]) {
+      assert.deepEqual(sync(shop(), observed, related(), at).children.map((child) => child.kind), ["Namespace"]);
+    }
+  });
+
+  test("no RoleBinding goes into a Namespace of that name that is someone else's", () => {
+    assert.deepEqual(sync(shop(), namespaces(), related({ "proj-shop": { phase: "Active" } }), at).children, []);
+  });
+
+  test("removing a member removes its subject; removing the last member of a role removes that RoleBinding", () => {
+    const before = sync(shop(), active, related(), at);
+    const observed = withRoleBindings(active, roleBindingsOf(before));
+    const after = sync(shop(members.filter((member) => member.name !== "deployer" && member.role !== "view")), observed, related(), at);
+    assert.deepEqual(
+      roleBindingsOf(after).map((binding) => [binding.metadata.name, binding.subjects.map((subject) => subject.name)]),
+      [
+        ["project-admin", ["alice@example.com"]],
+        ["project-edit", ["shop-devs"]],
+      ],
+    );
+  });
+
+  test("status.members counts the members listed, for kubectl get projects", () => {
+    assert.equal(sync(shop(), namespaces(), related(), at).status.members, 4);
+  });
+
+  test("Ready waits until every RoleBinding is observed, and names those still missing", () => {
+    const answer = sync(shop(), active, related(), at);
+    assert.deepEqual(
+      { status: ready(answer).status, reason: ready(answer).reason, message: ready(answer).message },
+      {
+        status: "False",
+        reason: "WaitingForRoleBindings",
+        message: "Namespace proj-shop is Active; waiting for RoleBinding project-admin, project-edit, project-view to be as asked.",
+      },
+    );
+  });
+
+  test("Ready is True once every RoleBinding is observed as asked", () => {
+    const observed = withRoleBindings(active, roleBindingsOf(sync(shop(), active, related(), at)));
+    const answer = sync(shop(), observed, related(), at);
+    assert.deepEqual(
+      { status: ready(answer).status, reason: ready(answer).reason, message: ready(answer).message },
+      {
+        status: "True",
+        reason: "NamespaceActive",
+        message: "Namespace proj-shop is Active, with project-admin, project-edit, project-view as asked.",
+      },
+    );
+  });
+
+  test("a RoleBinding observed with other subjects is not as asked yet", () => {
+    const asked = roleBindingsOf(sync(shop(), active, related(), at));
+    const stale = asked.map((binding) => (binding.metadata.name === "project-edit" ? { ...binding, subjects: binding.subjects.slice(0, 1) } : binding));
+    const message = ready(sync(shop(), withRoleBindings(active, stale), related(), at)).message;
+    assert.equal(message, "Namespace proj-shop is Active; waiting for RoleBinding project-edit to be as asked.");
+  });
+
+  test("a RoleBinding of a role nobody holds any more keeps Ready False until Metacontroller has removed it", () => {
+    const asked = roleBindingsOf(sync(shop(), active, related(), at));
+    const withoutViewers = members.filter((member) => member.role !== "view");
+    const answer = sync(shop(withoutViewers), withRoleBindings(active, asked), related(), at);
+    assert.equal(ready(answer).message, "Namespace proj-shop is Active; waiting for RoleBinding project-view to be removed.");
+    assert.equal(roleBindingsOf(answer).some((binding) => binding.metadata.name === "project-view"), false);
+  });
+
+  test("syncing the returned status again is a fixed point, with RoleBindings observed as asked", () => {
+    const observed = withRoleBindings(active, roleBindingsOf(sync(shop(), active, related(), at)));
+    const first = sync(shop(), observed, related(), at);
+    assert.deepEqual(sync(shop(members, { status: structuredClone(first.status) }), observed, related(), later), first);
+  });
+
+  test("a real request from Metacontroller, RoleBindings under <namespace>/<name>, is Ready as it is", () => {
+    const request = v.parse(SyncRequest, fixture("members-sync"));
+    const answer = sync(request.parent, request.children, request.related, later);
+    assert.equal(ready(answer).reason, "NamespaceActive", ready(answer).message);
+    assert.deepEqual(answer.status, request.parent.status);
+  });
+
+  for (const { what, members: list, breaks } of MEMBER_CASES.filter((memberCase) => memberCase.breaks)) {
+    test(`members that break a rule get InvalidMembers and no RoleBinding: ${what}`, () => {
+      const answer = sync(shop(list), active, related(), at);
+      assert.equal(ready(answer).reason, "InvalidMembers");
+      assert.ok(breaks && ready(answer).message.includes(MEMBER_RULES[breaks]), ready(answer).message);
+      assert.match(ready(answer).message, /Until that is fixed, no member has access\.$/);
+      assert.deepEqual(answer.children.map((child) => child.kind), ["Namespace"], "the Namespace stays, access goes");
+    });
+  }
+
+  test("the InvalidMembers message says which member breaks which rule", () => {
+    const list = [members[0], { kind: "ServiceAccount", name: "deployer", role: "edit" }];
+    assert.equal(
+      ready(sync(shop(list), active, related(), at)).message,
+      `spec.members[1]: ${MEMBER_RULES.serviceAccount}. Until that is fixed, no member has access.`,
+    );
+  });
+});
+
 describe("sync: status", () => {
   test("Ready is False while waiting for the Namespace to be created", () => {
     const answer = sync(project("test"), namespaces(), related(), at);
     assert.deepEqual(answer.status, {
       namespaces: 0,
+      members: 0,
       namespace: "proj-test",
       observedGeneration: 1,
       conditions: [
@@ -406,7 +566,7 @@ describe("sync: input", () => {
 
   test("unknown fields are kept by the schema, not stripped or refused", () => {
     const request = v.parse(SyncRequest, fixture("steady-sync"));
-    assert.equal(request.parent.metadata["uid"], "0b4b6f9e-2f5d-4a8e-8c1e-3f0d9a7e5c21");
+    assert.equal(request.parent.metadata["uid"], "48a15fd2-5d82-4028-934f-6f99d95cf654");
     assert.equal(request.related["Namespace.v1"]["proj-test"]?.["kind"], "Namespace");
   });
 
@@ -428,7 +588,12 @@ describe("sync: input", () => {
     ["a Project with an empty name", (r) => (r["parent"].metadata.name = ""), ["parent", "metadata", "name"]],
     ["a description that is not a string", (r) => (r["parent"].spec.description = 42), ["parent", "spec", "description"]],
     ["a generation that is not a number", (r) => (r["parent"].metadata.generation = "1"), ["parent", "metadata", "generation"]],
-    ["children without Namespace.v1", (r) => (r["children"] = {}), ["children", "Namespace.v1"]],
+    ["children without Namespace.v1", (r) => delete r["children"]["Namespace.v1"], ["children", "Namespace.v1"]],
+    [
+      "children without RoleBindings, as when the CompositeController does not declare them",
+      (r) => delete r["children"]["RoleBinding.rbac.authorization.k8s.io/v1"],
+      ["children", "RoleBinding.rbac.authorization.k8s.io/v1"],
+    ],
     ["a child that is not an object", (r) => (r["children"]["Namespace.v1"]["proj-test"] = 1), ["children", "Namespace.v1", "proj-test"]],
     ["a request without related", (r) => delete r["related"], ["related"]],
     ["related without Namespace.v1, as when no customize hook is declared", (r) => (r["related"] = {}), ["related", "Namespace.v1"]],
