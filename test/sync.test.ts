@@ -595,6 +595,7 @@ describe("sync: input", () => {
       ["children", "RoleBinding.rbac.authorization.k8s.io/v1"],
     ],
     ["a child that is not an object", (r) => (r["children"]["Namespace.v1"]["proj-test"] = 1), ["children", "Namespace.v1", "proj-test"]],
+    ["members that are not a list", (r) => (r["parent"].spec.members = "alice"), ["parent", "spec", "members"]],
     ["a request without related", (r) => delete r["related"], ["related"]],
     ["related without Namespace.v1, as when no customize hook is declared", (r) => (r["related"] = {}), ["related", "Namespace.v1"]],
     [
