@@ -113,6 +113,8 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
     });
   }
 
+  // Both hooks check a request the same way, cheapest first: the media type,
+  // the size, then the schema of that hook.
   const hookRequest = <Schema extends v.GenericSchema>(schema: Schema, what: string) => [
     requireJsonContentType,
     limitBodySize(bodyLimitBytes),
