@@ -308,6 +308,12 @@ export type Member = v.InferOutput<typeof Member>;
 
 const subjectKey = ({ kind, namespace, name }: { kind: string; namespace?: string | null; name: string }) =>
   `${kind}/${namespace ?? ""}/${name}`;
+// By code unit, as the default sort orders strings, never by locale: the order
+// must not depend on where the webhook runs.
+const bySubjectKey = (a: Subject, b: Subject) => {
+  const [first, second] = [subjectKey(a), subjectKey(b)];
+  return first < second ? -1 : first > second ? 1 : 0;
+};
 
 export const Members = v.pipe(
   v.array(Member),
@@ -422,9 +428,7 @@ function roleBindingsFor(namespace: string, members: Member[]): RoleBinding[] {
   return ROLES.flatMap((role) => {
     const holders = members.filter((member) => member.role === role);
     if (holders.length === 0) return [];
-    const subjects = holders
-      .map(subjectOf)
-      .sort((a, b) => (subjectKey(a) < subjectKey(b) ? -1 : subjectKey(a) > subjectKey(b) ? 1 : 0));
+    const subjects = holders.map(subjectOf).sort(bySubjectKey);
     return [
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
@@ -463,7 +467,7 @@ function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined
   };
 }
 
-function conflictWith(name: string, namespace: RelatedObjects["Namespace.v1"][string]): Readiness {
+function conflictWith(name: string, namespace: RelatedObjects[typeof NAMESPACES][string]): Readiness {
   const owners = namespace.metadata.ownerReferences ?? [];
   const owner = owners.find((reference) => reference.controller) ?? owners[0];
   const whose = owner ? `belongs to ${owner.kind} ${owner.name}` : "is not this Project's";
