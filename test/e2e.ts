@@ -11,8 +11,9 @@
 //
 // With WEBHOOK_URL=http://host:port (a path such as /sync is ignored) the
 // CompositeController calls a webhook running outside the cluster
-// (`npm start`) instead of the Deployment, at the hooks' own paths. That needs a cluster without k8s.yaml: pointing an installed
-// controller elsewhere would break every Project's sync.
+// (`npm start`) instead of the Deployment, at the hooks' own paths. That
+// needs a cluster without k8s.yaml: pointing an installed controller
+// elsewhere would break every Project's sync.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -163,6 +164,9 @@ function project(name: string, license: string): KubeObject {
 const annotation = async (key: string) =>
   must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.annotations.${key}}`]);
 
+const waitForReady = (name: string) =>
+  must(["wait", "--for=condition=Ready", `project/${name}`, `--timeout=${TIMEOUT}`]);
+
 const readyReason = (reason: string) => `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=${reason}`;
 
 /** Polls until `check` holds, for at most the run's timeout. */
@@ -231,7 +235,7 @@ try {
   const theProject = project(PROJECT, "MIT");
   await step(`2. create Project ${PROJECT} and wait for Ready`, async () => {
     await create(theProject);
-    await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+    await waitForReady(PROJECT);
   });
 
   await step(`3. Namespace ${NAMESPACE} carries the description and license`, async () => {
@@ -249,7 +253,7 @@ try {
     await must(["delete", "namespace", NAMESPACE, `--timeout=${TIMEOUT}`]);
     await eventually(`${NAMESPACE} comes back`, async () => (await kubectl(["get", "namespace", NAMESPACE])).ok);
     assert.notEqual(await must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]), uid);
-    await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+    await waitForReady(PROJECT);
   });
 
   await step(`6. member ${MEMBER} with role edit may create deployments in ${NAMESPACE}; ${OUTSIDER} may not`, async () => {
@@ -259,7 +263,7 @@ try {
     await setMembers([{ kind: "User", name: MEMBER, role: "edit" }]);
     await eventually(`${MEMBER} may create deployments`, () => may(MEMBER, "create", "deployments"));
     assert.equal(await may(OUTSIDER, "get", "pods"), false, `${OUTSIDER} may get pods`);
-    await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+    await waitForReady(PROJECT);
   });
 
   await step(`7. with role view, ${MEMBER} may read but no longer create`, async () => {
@@ -269,7 +273,7 @@ try {
       `${MEMBER} may get pods but no longer create deployments`,
       async () => (await may(MEMBER, "get", "pods")) && !(await may(MEMBER, "create", "deployments")),
     );
-    await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+    await waitForReady(PROJECT);
     const bindings = await must(["get", "rolebindings", "-n", NAMESPACE, "-o", "name"]);
     assert.equal(bindings.trim(), "rolebinding.rbac.authorization.k8s.io/project-view");
   });
@@ -277,7 +281,7 @@ try {
   await step(`8. removed from the members, ${MEMBER} has no access left`, async () => {
     await setMembers([]);
     await eventually(`${MEMBER} may no longer get pods`, async () => !(await may(MEMBER, "get", "pods")));
-    await must(["wait", "--for=condition=Ready", `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+    await waitForReady(PROJECT);
     assert.equal((await must(["get", "rolebindings", "-n", NAMESPACE, "-o", "name"])).trim(), "");
   });
 
@@ -301,7 +305,7 @@ try {
 
   await step(`11. once ${taken.metadata.name} is gone, Project ${CONFLICTING} gets its own`, async () => {
     await remove(taken);
-    await must(["wait", "--for=condition=Ready", `project/${CONFLICTING}`, `--timeout=${TIMEOUT}`]);
+    await waitForReady(CONFLICTING);
     const owner = await must(["get", "namespace", taken.metadata.name, "-o", "jsonpath={.metadata.ownerReferences[0].name}"]);
     assert.equal(owner, CONFLICTING);
   });

@@ -54,18 +54,21 @@ export function withRoleBindings(children: ObservedChildren, bindings: RoleBindi
   return observed;
 }
 
+type Owner = { kind: string; name: string; controller?: boolean };
+
 /** What the customize hook's rule picked up, by Namespace name; nothing unless given. */
-export function related(byName: Record<string, { phase?: string; owners?: { kind: string; name: string; controller?: boolean }[] }> = {}): RelatedObjects {
-  const namespaces: RelatedObjects["Namespace.v1"] = {};
+export function related(byName: Record<string, { phase?: string; owners?: Owner[] }> = {}): RelatedObjects {
+  const namespaces: RelatedObjects[typeof NAMESPACES] = {};
   for (const [name, { phase, owners }] of Object.entries(byName)) {
+    const ownerReferences = owners?.map((owner) => ({ apiVersion: "agrrh.com/v1", uid: `uid-of-${owner.name}`, ...owner }));
     namespaces[name] = {
       apiVersion: "v1",
       kind: "Namespace",
-      metadata: { name, ...(owners ? { ownerReferences: owners.map((owner) => ({ apiVersion: "agrrh.com/v1", uid: `uid-of-${owner.name}`, ...owner })) } : {}) },
+      metadata: { name, ...(ownerReferences ? { ownerReferences } : {}) },
       ...(phase ? { status: { phase } } : {}),
     };
   }
-  return { "Namespace.v1": namespaces };
+  return { [NAMESPACES]: namespaces };
 }
 
 export function deepFreeze<T>(value: T): T {

@@ -35,7 +35,7 @@ import {
 } from "../sync.ts";
 import { evaluateCel, schemaErrors } from "./cel.ts";
 import { MEMBER_CASES } from "./member-cases.ts";
-import { clock, namespaces, project, related } from "./helpers.ts";
+import { clock, fixture, namespaces, project, related } from "./helpers.ts";
 import {
   BUNDLE_FILE,
   CHECKSUM_ANNOTATION,
@@ -51,6 +51,13 @@ assert.ok(Array.isArray(parsed), "k8s.yaml parses as a stream of documents");
 const documents = parsed;
 // The manifest is data of any shape; each test reads what it needs.
 const objects: any[] = documents.map((document) => document.toJS());
+
+/** sync's answer for the real Project with members of every kind and role, its Namespace Active. */
+function withMembers() {
+  const { parent } = fixture("members-sync");
+  const name = namespaceNameFor(parent.metadata.name);
+  return sync(parent, namespaces({ [name]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+}
 
 function only(kind: string): any {
   const found = objects.filter((object) => object.kind === kind);
@@ -151,9 +158,7 @@ describe("manifest: built-in objects validate against the published Kubernetes s
   });
 
   test("the Namespace and RoleBindings that sync asks for are valid too", () => {
-    const members = MEMBER_CASES.flatMap((memberCase) => (memberCase.breaks || memberCase.members.length > 5 ? [] : memberCase.members));
-    const spec = { description: "d", members: members.filter((member, index) => members.findIndex((other) => JSON.stringify(other) === JSON.stringify(member)) === index) };
-    const answer = sync(project("test", { spec }), namespaces({ "proj-test": "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+    const answer = withMembers();
     const [namespaceChild, ...roleBindings] = answer.children;
     assert.equal(answer.status.conditions[0]?.reason, "WaitingForRoleBindings", "the members are valid");
     assert.doesNotThrow(() => new Namespace(namespaceChild).validate());
@@ -269,8 +274,7 @@ describe("manifest: cross-references agree", () => {
   });
 
   test("every kind of child sync answers with is a declared child resource", () => {
-    const members = MEMBER_CASES.find((memberCase) => memberCase.what === "a ServiceAccount with its namespace")?.members;
-    const answer = sync(project("test", { spec: { members } }), namespaces({ "proj-test": "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+    const answer = withMembers();
     const declared = controller.spec.childResources.map((rule: any) => `${kinds[rule.resource]}.${rule.apiVersion}`);
     for (const child of answer.children) assert.ok(declared.includes(`${child.kind}.${child.apiVersion}`), child.kind);
     assert.deepEqual(new Set(answer.children.map((child) => child.kind)), new Set(["Namespace", "RoleBinding"]));

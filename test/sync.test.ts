@@ -30,6 +30,12 @@ function ready(answer: ReturnType<typeof sync>) {
   return condition;
 }
 
+/** What a user reads off the Ready condition, without the times. */
+function verdict(answer: ReturnType<typeof sync>) {
+  const { status, reason, message } = ready(answer);
+  return { status, reason, message };
+}
+
 describe("sync: the desired Namespace", () => {
   test("a new Project asks for Namespace proj-<name> with its description and license", () => {
     const answer = sync(project("test", { spec: { description: "Test project", license: "MIT" } }), namespaces(), related(), at);
@@ -202,7 +208,7 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
   test("a Namespace that exists but is not the Project's is a NamespaceConflict", () => {
     const answer = sync(project("test"), namespaces(), taken, at);
     assert.deepEqual(
-      { status: ready(answer).status, reason: ready(answer).reason, message: ready(answer).message },
+      verdict(answer),
       {
         status: "False",
         reason: "NamespaceConflict",
@@ -273,9 +279,12 @@ describe("sync: members get access through RoleBindings", () => {
   const shop = (list: unknown[] = members, fields: Parameters<typeof project>[1] = {}) =>
     project("shop", { ...fields, spec: { description: "Web shop", license: "MIT", members: list } });
   const roleBindingsOf = (answer: ReturnType<typeof sync>) => answer.children.slice(1) as RoleBinding[];
+  // What the example asks for once its Namespace is Active, and the children with all of it in place.
+  const asked = roleBindingsOf(sync(shop(), active, related(), at));
+  const inPlace = withRoleBindings(active, asked);
 
   test("each role that has members gets one RoleBinding in proj-<name>, named after the role and bound to its ClusterRole", () => {
-    assert.deepEqual(roleBindingsOf(sync(shop(), active, related(), at)), [
+    assert.deepEqual(asked, [
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "RoleBinding",
@@ -329,9 +338,7 @@ describe("sync: members get access through RoleBindings", () => {
   });
 
   test("removing a member removes its subject; removing the last member of a role removes that RoleBinding", () => {
-    const before = sync(shop(), active, related(), at);
-    const observed = withRoleBindings(active, roleBindingsOf(before));
-    const after = sync(shop(members.filter((member) => member.name !== "deployer" && member.role !== "view")), observed, related(), at);
+    const after = sync(shop(members.filter((member) => member.name !== "deployer" && member.role !== "view")), inPlace, related(), at);
     assert.deepEqual(
       roleBindingsOf(after).map((binding) => [binding.metadata.name, binding.subjects.map((subject) => subject.name)]),
       [
@@ -348,7 +355,7 @@ describe("sync: members get access through RoleBindings", () => {
   test("Ready waits until every RoleBinding is observed, and names those still missing", () => {
     const answer = sync(shop(), active, related(), at);
     assert.deepEqual(
-      { status: ready(answer).status, reason: ready(answer).reason, message: ready(answer).message },
+      verdict(answer),
       {
         status: "False",
         reason: "WaitingForRoleBindings",
@@ -358,10 +365,9 @@ describe("sync: members get access through RoleBindings", () => {
   });
 
   test("Ready is True once every RoleBinding is observed as asked", () => {
-    const observed = withRoleBindings(active, roleBindingsOf(sync(shop(), active, related(), at)));
-    const answer = sync(shop(), observed, related(), at);
+    const answer = sync(shop(), inPlace, related(), at);
     assert.deepEqual(
-      { status: ready(answer).status, reason: ready(answer).reason, message: ready(answer).message },
+      verdict(answer),
       {
         status: "True",
         reason: "NamespaceActive",
@@ -371,24 +377,21 @@ describe("sync: members get access through RoleBindings", () => {
   });
 
   test("a RoleBinding observed with other subjects is not as asked yet", () => {
-    const asked = roleBindingsOf(sync(shop(), active, related(), at));
     const stale = asked.map((binding) => (binding.metadata.name === "project-edit" ? { ...binding, subjects: binding.subjects.slice(0, 1) } : binding));
     const message = ready(sync(shop(), withRoleBindings(active, stale), related(), at)).message;
     assert.equal(message, "Namespace proj-shop is Active; waiting for RoleBinding project-edit to be as asked.");
   });
 
   test("a RoleBinding of a role nobody holds any more keeps Ready False until Metacontroller has removed it", () => {
-    const asked = roleBindingsOf(sync(shop(), active, related(), at));
     const withoutViewers = members.filter((member) => member.role !== "view");
-    const answer = sync(shop(withoutViewers), withRoleBindings(active, asked), related(), at);
+    const answer = sync(shop(withoutViewers), inPlace, related(), at);
     assert.equal(ready(answer).message, "Namespace proj-shop is Active; waiting for RoleBinding project-view to be removed.");
     assert.equal(roleBindingsOf(answer).some((binding) => binding.metadata.name === "project-view"), false);
   });
 
   test("syncing the returned status again is a fixed point, with RoleBindings observed as asked", () => {
-    const observed = withRoleBindings(active, roleBindingsOf(sync(shop(), active, related(), at)));
-    const first = sync(shop(), observed, related(), at);
-    assert.deepEqual(sync(shop(members, { status: structuredClone(first.status) }), observed, related(), later), first);
+    const first = sync(shop(), inPlace, related(), at);
+    assert.deepEqual(sync(shop(members, { status: structuredClone(first.status) }), inPlace, related(), later), first);
   });
 
   test("a real request from Metacontroller, RoleBindings under <namespace>/<name>, is Ready as it is", () => {
