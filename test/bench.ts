@@ -10,7 +10,7 @@ import autocannon from "autocannon";
 import { SYNC_PATH } from "../main.ts";
 import { fixture, markdownTable } from "./helpers.ts";
 import { deployedBundle, deployedNodeVersion, install } from "./runtime-cache.ts";
-import { spawnServer, type Server } from "./spawn-server.ts";
+import { spawnServer, withTsx, type Server } from "./spawn-server.ts";
 
 const CONNECTIONS = 10;
 const ROUNDS = 3;
@@ -49,8 +49,7 @@ function runtime(): { label: string; command: (script: string) => string[]; webh
     return { label: `node ${deployedNodeVersion()} (as deployed)`, command: (script) => [node, script], webhook: deployedBundle() };
   } catch (error) {
     console.error(`Node 24 not available (${error instanceof Error ? error.message.split("\n")[0] : error}); using tsx`);
-    const command = (script: string) => [process.execPath, "--import", "tsx", script];
-    return { label: `node ${process.version} with tsx`, command, webhook: "main.ts" };
+    return { label: `node ${process.version} with tsx`, command: withTsx, webhook: "main.ts" };
   }
 }
 

@@ -1,54 +1,69 @@
 // `npm run test:e2e` is meant to be pointed at real clusters, so what it may
-// touch is pinned here without one: it runs against a recording stand-in for
-// kubectl (test/fake-kubectl) and the tests read back every call it made.
-// What only a real cluster shows (that the steps pass) is the e2e's own job.
+// touch is pinned here without one: the e2e runs in-process against a
+// recording stand-in for kubectl, and the tests read back every call it made.
+// No process is started per call, so the whole file takes well under a
+// second; two tests run the real command to pin what only a process shows
+// (its exit code, Ctrl-C). What only a real cluster shows (that the steps
+// pass) is the e2e's own job, which CI runs on a local control plane.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { parse, parseAllDocuments } from "yaml";
+import { describeObject, kubectlProcess, runE2e as run, type E2eOptions, type Kubectl } from "./e2e.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
-import { spawnChild } from "./spawn-server.ts";
+import { spawnChild, withTsx } from "./spawn-server.ts";
 
-const fakeKubectlDirectory = fileURLToPath(new URL("fake-kubectl", import.meta.url));
-const tsxCli = fileURLToPath(new URL("../node_modules/tsx/dist/cli.mjs", import.meta.url));
 const MUTATING = ["create", "apply", "patch", "delete", "replace", "edit", "label", "annotate", "set", "scale"];
 // Every object of k8s.yaml, as the stand-in names them, in apply order.
-const K8S_YAML_OBJECTS = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => {
-  const { kind, metadata } = document.toJS();
-  return `${kind} ${metadata.namespace ? `${metadata.namespace}/` : ""}${metadata.name}`;
-});
+const K8S_YAML_OBJECTS = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => describeObject(document.toJS()));
 const IN_CLUSTER_WEBHOOK = /^(ConfigMap|Service|NetworkPolicy|PodDisruptionBudget|Deployment) /;
 
+/** How the stand-in answers a call whose args and objects, joined by spaces, match `when`; by default it succeeds silently. */
 type Rule = { when: string; exit?: number; stdout?: string; stderr?: string; hang?: boolean };
-type Call = { args: string[]; objects: string[]; input?: string };
+type Call = { args: string[]; objects: string[]; input?: string | undefined };
 const EVERYTHING_EXISTS: Rule = { when: "^get -f - -o name --ignore-not-found", stdout: "it/exists\n" };
 
-function startE2e(rules: Rule[], env: Record<string, string> = {}) {
-  const log = join(mkdtempSync(join(tmpdir(), "e2e-")), "calls.jsonl");
-  const e2e = spawnChild([process.execPath, tsxCli, "test/e2e.ts"], {
-    PATH: `${fakeKubectlDirectory}:${process.env["PATH"]}`,
-    FAKE_KUBECTL_LOG: log,
-    FAKE_KUBECTL_RULES: JSON.stringify(rules),
-    WEBHOOK_URL: undefined,
-    ...env,
-  });
-  const calls = (): Call[] => {
-    try {
-      return readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
-    } catch {
-      return [];
+/** A kubectl that records each call and answers by the first rule that matches it. */
+function standIn(rules: Rule[]): { kubectl: Kubectl; calls: Call[] } {
+  const calls: Call[] = [];
+  const kubectl: Kubectl = async (args, input, signal) => {
+    const objects = input ? parseAllDocuments(input).map((document) => describeObject(document.toJS())) : [];
+    calls.push({ args, objects, input });
+    const call = [...args, ...objects].join(" ");
+    const rule = rules.find(({ when }) => new RegExp(when).test(call));
+    if (rule?.hang) {
+      // Until cut off, as a `kubectl wait` on a cluster that never answers.
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      return { ok: false, stdout: "", stderr: "" };
     }
-  };
-  return { e2e, calls };
+    const stdout = rule?.stdout ?? (call === "config current-context" ? "fake\n" : "");
+    return { ok: (rule?.exit ?? 0) === 0, stdout, stderr: rule?.stderr ?? "" };
+  }
+  return { kubectl, calls };
 }
 
-async function runE2e(rules: Rule[], env: Record<string, string> = {}) {
-  const { e2e, calls } = startE2e(rules, env);
-  const code = await e2e.exitCode("the e2e to finish", 30_000);
-  return { code, output: e2e.output(), calls: calls() };
+function startE2e(rules: Rule[], options: Partial<E2eOptions> = {}) {
+  const { kubectl, calls } = standIn(rules);
+  const interrupt = new AbortController();
+  let output = "";
+  const print = (line: string) => (output += `${line}\n`);
+  const code = run({
+    kubectl,
+    interrupted: interrupt.signal,
+    cleanupInterrupted: new AbortController().signal,
+    log: print,
+    error: print,
+    pollMs: 0,
+    ...options,
+  });
+  return { code, calls, interrupt, output: () => output };
+}
+
+async function runE2e(rules: Rule[], options: Partial<E2eOptions> = {}) {
+  const { code, calls, output } = startE2e(rules, options);
+  return { code: await code, output: output(), calls };
 }
 
 const verb = (call: Call) => call.args[0] ?? "";
@@ -115,7 +130,7 @@ describe("e2e: touches only what it creates", () => {
 
   test("with WEBHOOK_URL, the CompositeController it creates calls that URL, and the in-cluster webhook is not created", async () => {
     const webhookUrl = "http://127.0.0.1:18080/sync";
-    const { output, calls } = await runE2e([], { WEBHOOK_URL: webhookUrl });
+    const { output, calls } = await runE2e([], { webhookUrl });
     const created = calls.filter((call) => verb(call) === "create" && !call.objects.some((object) => object.startsWith("Project ")));
     assert.deepEqual(created.flatMap((call) => call.objects), K8S_YAML_OBJECTS.filter((object) => !IN_CLUSTER_WEBHOOK.test(object)));
     assert.equal(calls.some((call) => call.args.includes("rollout")), false, "no Deployment to wait for");
@@ -127,7 +142,7 @@ describe("e2e: touches only what it creates", () => {
   });
 
   test("where k8s.yaml is installed, WEBHOOK_URL is refused before anything is changed", async () => {
-    const { code, output, calls } = await runE2e([EVERYTHING_EXISTS], { WEBHOOK_URL: "http://127.0.0.1:18080/sync" });
+    const { code, output, calls } = await runE2e([EVERYTHING_EXISTS], { webhookUrl: "http://127.0.0.1:18080/sync" });
     assert.equal(code, 1);
     assert.match(output, /e2e refused: k8s\.yaml is installed on this cluster, and WEBHOOK_URL would point/);
     assert.deepEqual(mutations(calls), []);
@@ -152,21 +167,29 @@ describe("e2e: touches only what it creates", () => {
   });
 
   test("Ctrl-C during a wait deletes what the run created and exits 130", async () => {
-    const { e2e, calls } = startE2e([{ when: "^wait --for=condition=Ready", hang: true }]);
-    try {
-      await e2e.waitFor(/ok {3}1\. create k8s\.yaml/, "step 1");
-      const deadline = Date.now() + 20_000;
-      while (!calls().some((call) => call.args.includes("--for=condition=Ready"))) {
-        assert.ok(Date.now() < deadline, "the e2e reached its wait for Ready");
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      e2e.process.kill("SIGINT");
-      assert.equal(await e2e.exitCode("the e2e to clean up and exit", 20_000), 130, e2e.output());
-      const project = /Project (e2e-[0-9a-f]{6})/.exec(objectsOf(calls(), "create").join(" "))?.[1];
-      assert.deepEqual(objectsOf(calls(), "delete"), [`Project ${project}`, ...[...K8S_YAML_OBJECTS].reverse()]);
-    } finally {
-      e2e.kill();
+    const { code, calls, interrupt, output } = startE2e([{ when: "^wait --for=condition=Ready", hang: true }]);
+    while (!calls.some((call) => call.args.includes("--for=condition=Ready"))) {
+      await new Promise((resolve) => setImmediate(resolve));
     }
+    interrupt.abort();
+    assert.equal(await code, 130, output());
+    const project = /Project (e2e-[0-9a-f]{6})/.exec(objectsOf(calls, "create").join(" "))?.[1];
+    assert.deepEqual(objectsOf(calls, "delete"), [`Project ${project}`, ...[...K8S_YAML_OBJECTS].reverse()]);
+  });
+});
+
+describe("e2e: a failure is readable in a CI log", () => {
+  test("a failed step is named, with the cause, and the Project's status and events are printed before the cleanup", async () => {
+    const { output } = await runE2e([
+      { when: "^get project e2e-[0-9a-f]{6} -o jsonpath=\\{\\.status\\}$", stdout: '{"conditions":[{"reason":"WaitingForNamespace"}]}' },
+      { when: "^get events ", stdout: "LAST SEEN   TYPE      REASON       OBJECT\n5s          Warning   SyncError    project/x\n" },
+    ]);
+    const project = `e2e-${runProject(output)}`;
+    assert.match(output, /step "3\. Namespace proj-e2e-[0-9a-f]{6} carries the description and license" failed: AssertionError/);
+    const status = output.indexOf(`status of Project ${project}: {"conditions":[{"reason":"WaitingForNamespace"}]}`);
+    const events = output.indexOf(`events of Project ${project}:\nLAST SEEN`);
+    const cleanup = output.indexOf(`ok   cleaned up Project ${project}`);
+    assert.ok(status >= 0 && events > status && cleanup > events, output);
   });
 });
 
@@ -176,17 +199,54 @@ describe("e2e: says why it does not run", () => {
     ["the cluster does not answer", [{ when: "^version ", exit: 1 }], /the cluster of context fake does not answer/],
     ["Metacontroller is not installed", [{ when: "^get crd compositecontrollers", exit: 1 }], /Metacontroller v4 is not installed/],
   ] as const) {
-    test(`where ${situation}, it is skipped with exit 0 and changes nothing`, async () => {
+    test(`where ${situation}, it is skipped with exit 0 and changes nothing; with E2E_REQUIRE_CLUSTER it fails`, async () => {
       const { code, output, calls } = await runE2e([...rules]);
       assert.equal(code, 0);
       assert.match(output, new RegExp(`^e2e skipped: ${why.source}`, "m"));
       assert.deepEqual(mutations(calls), []);
+      const required = await runE2e([...rules], { requireCluster: true });
+      assert.equal(required.code, 1);
+      assert.match(required.output, new RegExp(`^e2e failed: ${why.source}.*, and E2E_REQUIRE_CLUSTER demands a cluster`, "m"));
     });
   }
 
-  test("without kubectl on PATH, it says kubectl is not installed", async () => {
-    const { code, output } = await runE2e([], { PATH: mkdtempSync(join(tmpdir(), "empty-path-")) });
+  test("without kubectl, it says kubectl is not installed", async () => {
+    const { code, output } = await runE2e([], { kubectl: kubectlProcess(join(tmpdir(), "no-such-dir", "kubectl")) });
     assert.equal(code, 0);
     assert.equal(output, "e2e skipped: kubectl is not installed\n");
+  });
+});
+
+describe("e2e: the command", () => {
+  // A kubectl that answers everything at once, except a wait for Ready, which it never finishes.
+  const directory = mkdtempSync(join(tmpdir(), "e2e-kubectl-"));
+  const kubectl = join(directory, "kubectl");
+  writeFileSync(
+    kubectl,
+    '#!/bin/sh\ncase "$*" in\n  "config current-context") echo fake ;;\n  "wait --for=condition=Ready"*) exec sleep 60 ;;\nesac\nexit 0\n',
+  );
+  chmodSync(kubectl, 0o755);
+  const e2e = (env: Record<string, string>) => spawnChild(withTsx("test/e2e.ts"), { WEBHOOK_URL: undefined, ...env });
+
+  test("npm run test:e2e with E2E_REQUIRE_CLUSTER=1 and no kubectl exits 1; without it, 0", async () => {
+    const missing = join(directory, "missing-kubectl");
+    const [required, optional] = [e2e({ KUBECTL: missing, E2E_REQUIRE_CLUSTER: "1" }), e2e({ KUBECTL: missing })];
+    assert.equal(await required.exitCode("the e2e to fail", 30_000), 1, required.output());
+    assert.match(required.output(), /^e2e failed: kubectl is not installed/);
+    assert.equal(await optional.exitCode("the e2e to skip", 30_000), 0, optional.output());
+  });
+
+  test("Ctrl-C stops the run, cleans up and exits 130", async () => {
+    const child = e2e({ KUBECTL: kubectl });
+    try {
+      await child.waitFor(/ok {3}1\. create k8s\.yaml/, "step 1");
+      // Step 2 creates the Project, then waits on the kubectl that never ends.
+      child.process.kill("SIGINT");
+      assert.equal(await child.exitCode("the e2e to clean up and exit", 30_000), 130, child.output());
+      assert.match(child.output(), /interrupted: cleaning up/);
+      assert.match(child.output(), /ok {3}cleaned up CustomResourceDefinition projects\.agrrh\.com/);
+    } finally {
+      child.kill();
+    }
   });
 });

@@ -1,7 +1,8 @@
 // `npm run test:e2e`: the README's walkthrough, run for real against the
 // current kubectl context. It needs a cluster with Metacontroller v4; where
 // there is none it says so and exits 0, so that it never fails a machine
-// without one.
+// without one. With E2E_REQUIRE_CLUSTER=1 (as CI sets it) the same skip is a
+// failure, so a job meant to run the e2e cannot go green without running it.
 //
 // It touches only what it creates. Its Project has a name unique to the run,
 // made with `kubectl create`, so a clash fails the run instead of taking an
@@ -14,6 +15,13 @@
 // (`npm start`) instead of the Deployment, at the hooks' own paths. That
 // needs a cluster without k8s.yaml: pointing an installed controller
 // elsewhere would break every Project's sync.
+//
+// KUBECTL names the kubectl to run (the local control plane keeps its own in
+// its bin/); by default the one on PATH.
+//
+// Every call to the cluster goes through one `Kubectl` function, so that
+// test/e2e.test.ts can run the whole script in-process against a recording
+// stand-in, without a cluster or a process per call.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -23,111 +31,53 @@ import { parseAllDocuments, stringify } from "yaml";
 import { PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
 
-const RUN = randomBytes(3).toString("hex");
-const PROJECT = `e2e-${RUN}`;
-const NAMESPACE = namespaceNameFor(PROJECT);
-// A second Project, whose Namespace name the run takes first.
-const CONFLICTING = `e2e-${RUN}-taken`;
-// Users that exist only as names: RBAC needs no account to grant access to.
-const MEMBER = `e2e-${RUN}-member`;
-const OUTSIDER = `e2e-${RUN}-outsider`;
+export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
+export type KubectlResult = { ok: boolean; stdout: string; stderr: string; missing?: boolean };
+/** One kubectl call: its arguments, what it reads from `-f -`, and the signal that cuts it off. */
+export type Kubectl = (args: string[], input: string | undefined, signal: AbortSignal) => Promise<KubectlResult>;
+
+export interface E2eOptions {
+  kubectl: Kubectl;
+  webhookUrl?: string | undefined;
+  /** A cluster that cannot be reached fails the run instead of skipping it. */
+  requireCluster?: boolean;
+  /** Aborted on the first Ctrl-C: the run stops where it is and cleans up. */
+  interrupted: AbortSignal;
+  /** Aborted on the second: the cleanup stops too, and says what is left. */
+  cleanupInterrupted: AbortSignal;
+  log: (line: string) => void;
+  error: (line: string) => void;
+  /** How long to wait between two looks at the cluster. */
+  pollMs?: number;
+}
+
 const TIMEOUT = "180s";
+const TIMEOUT_MS = Number.parseInt(TIMEOUT) * 1000;
 
-type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
-type Result = { ok: boolean; stdout: string; stderr: string; missing?: boolean };
-
-// Ctrl-C aborts the kubectl in flight; the cleanup then runs with its own signal.
-const interrupt = new AbortController();
-
-function kubectl(args: string[], input?: string, signal = interrupt.signal): Promise<Result> {
-  return new Promise((resolve) => {
-    const child = spawn("kubectl", args, { signal, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => (stdout += chunk));
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT") resolve({ ok: false, stdout, stderr: "kubectl is not installed", missing: true });
-      else if (error.name !== "AbortError") resolve({ ok: false, stdout, stderr: `${stderr}${error.message}` });
+/** kubectl as a process; `command` may be a path. */
+export function kubectlProcess(command = "kubectl"): Kubectl {
+  return (args, input, signal) =>
+    new Promise((resolve) => {
+      const child = spawn(command, args, { signal, stdio: ["pipe", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk) => (stdout += chunk));
+      child.stderr.on("data", (chunk) => (stderr += chunk));
+      child.on("error", (error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") resolve({ ok: false, stdout, stderr: "kubectl is not installed", missing: true });
+        else if (error.name !== "AbortError") resolve({ ok: false, stdout, stderr: `${stderr}${error.message}` });
+      });
+      child.on("close", (code) => resolve({ ok: code === 0 && !signal.aborted, stdout, stderr }));
+      child.stdin.on("error", () => {}); // a kubectl that exits without reading its input
+      child.stdin.end(input);
     });
-    child.on("close", (code) => resolve({ ok: code === 0 && !signal.aborted, stdout, stderr }));
-    child.stdin.on("error", () => {}); // a kubectl that exits without reading its input
-    child.stdin.end(input);
-  });
 }
 
-async function must(args: string[], input?: string, signal?: AbortSignal): Promise<string> {
-  const result = await kubectl(args, input, signal);
-  if (!result.ok) throw new Error(`kubectl ${args.join(" ")} failed:\n${result.stderr.trim()}`);
-  return result.stdout;
-}
-
-// ## What this run created, and nothing else, is what it deletes
-
-const created: KubeObject[] = [];
-const describeObject = (object: KubeObject) =>
+export const describeObject = (object: KubeObject) =>
   `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`;
 
-async function create(object: KubeObject): Promise<void> {
-  await must(["create", "-f", "-"], stringify(object));
-  created.push(object);
-}
-
-async function remove(object: KubeObject, signal?: AbortSignal): Promise<void> {
-  await must(["delete", "-f", "-", "--ignore-not-found", `--timeout=${TIMEOUT}`], stringify(object), signal);
-  created.splice(created.indexOf(object), 1);
-}
-
-async function exists(object: KubeObject): Promise<boolean> {
-  return (await must(["get", "-f", "-", "-o", "name", "--ignore-not-found"], stringify(object))).trim() !== "";
-}
-
-// The run's own objects may be protected from deletion, by a step that
-// failed halfway or by k8s.yaml's policy on the CRD: lift that first. Where
-// the object is gone already, the lifting fails and the delete finds nothing.
-async function liftProtection(object: KubeObject, signal: AbortSignal): Promise<void> {
-  const { name } = object.metadata;
-  if (object.kind === "Project") {
-    await kubectl(["patch", "project", name, "--type=merge", "-p", '{"spec":{"deletionProtection":false}}'], undefined, signal);
-  }
-  if (object.kind === "CustomResourceDefinition") {
-    await kubectl(["annotate", "crd", name, `${CRD_DELETION_ANNOTATION}=true`, "--overwrite"], undefined, signal);
-  }
-}
-
-async function cleanUp(): Promise<void> {
-  // A second Ctrl-C stops the cleanup too, and says what is left.
-  const again = new AbortController();
-  process.once("SIGINT", () => again.abort());
-  for (const object of [...created].reverse()) {
-    try {
-      await liftProtection(object, again.signal);
-      await remove(object, again.signal);
-      console.log(`ok   cleaned up ${describeObject(object)}`);
-    } catch (error) {
-      console.error(`left behind: ${describeObject(object)} (${error instanceof Error ? error.message : error})`);
-    }
-  }
-}
-
-async function step(what: string, action: () => Promise<void>) {
-  const started = Date.now();
-  await action();
-  console.log(`ok   ${what} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
-}
-
-function skip(why: string): never {
-  console.log(`e2e skipped: ${why}`);
-  process.exit(0);
-}
-
-function refuse(why: string): never {
-  console.error(`e2e refused: ${why}`);
-  process.exit(1);
-}
-
 /** The objects of k8s.yaml to install: all of them, or those that stay useful with an outside webhook. */
-function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
+export function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
   const objects: KubeObject[] = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => document.toJS());
   if (!webhookUrl) return objects;
   const inCluster = ["ConfigMap", "Service", "NetworkPolicy", "PodDisruptionBudget", "Deployment"];
@@ -161,181 +111,313 @@ function project(name: string, license: string): KubeObject {
   };
 }
 
-const annotation = async (key: string) =>
-  must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.annotations.${key}}`]);
+class Skip extends Error {}
+class Refusal extends Error {}
 
-const waitForReady = (name: string) =>
-  must(["wait", "--for=condition=Ready", `project/${name}`, `--timeout=${TIMEOUT}`]);
+/** Runs the e2e once and resolves with its exit code. */
+export async function runE2e(options: E2eOptions): Promise<number> {
+  const { interrupted, log, error } = options;
+  const pollMs = options.pollMs ?? 1000;
+  const RUN = randomBytes(3).toString("hex");
+  const PROJECT = `e2e-${RUN}`;
+  const NAMESPACE = namespaceNameFor(PROJECT);
+  // A second Project, whose Namespace name the run takes first.
+  const CONFLICTING = `e2e-${RUN}-taken`;
+  // Users that exist only as names: RBAC needs no account to grant access to.
+  const MEMBER = `e2e-${RUN}-member`;
+  const OUTSIDER = `e2e-${RUN}-outsider`;
 
-const readyReason = (reason: string) => `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=${reason}`;
-
-/** Polls until `check` holds, for at most the run's timeout. */
-async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + Number.parseInt(TIMEOUT) * 1000;
-  while (!(await check())) {
-    if (interrupt.signal.aborted) throw new Error("interrupted");
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${TIMEOUT}`);
-    await sleep(1000, undefined, { signal: interrupt.signal });
+  const kubectl = (args: string[], input?: string, signal = interrupted) => options.kubectl(args, input, signal);
+  async function must(args: string[], input?: string, signal?: AbortSignal): Promise<string> {
+    const result = await kubectl(args, input, signal);
+    if (!result.ok) throw new Error(`kubectl ${args.join(" ")} failed:\n${result.stderr.trim()}`);
+    return result.stdout;
   }
-}
 
-/** What `kubectl auth can-i` answers for that user in the Project's Namespace. */
-const may = async (user: string, verb: string, resource: string) =>
-  (await kubectl(["auth", "can-i", verb, resource, "-n", NAMESPACE, "--as", user])).ok;
+  // ## What this run created, and nothing else, is what it deletes
 
-const setMembers = (members: { kind: string; name: string; role: string }[]) =>
-  must(["patch", "project", PROJECT, "--type=merge", "-p", JSON.stringify({ spec: { members } })]);
+  const created: KubeObject[] = [];
 
-// 0. Is there a cluster, and does it run Metacontroller? Is k8s.yaml there?
-const context = await kubectl(["config", "current-context"]);
-if (context.missing) skip("kubectl is not installed");
-if (!context.ok) skip(`kubectl has no current context (${context.stderr.trim().split("\n")[0]})`);
-if (!(await kubectl(["version", "--request-timeout=5s"])).ok) skip(`the cluster of context ${context.stdout.trim()} does not answer`);
-if (!(await kubectl(["get", "crd", "compositecontrollers.metacontroller.k8s.io"])).ok) {
-  skip("Metacontroller v4 is not installed (see the README's prerequisites)");
-}
+  async function create(object: KubeObject): Promise<void> {
+    await must(["create", "-f", "-"], stringify(object));
+    created.push(object);
+  }
 
-const webhookUrl = process.env["WEBHOOK_URL"];
-const manifest = manifestObjects(webhookUrl);
-const present: KubeObject[] = [];
-for (const object of manifest) if (await exists(object)) present.push(object);
-const installed = present.length === manifest.length;
-if (present.length > 0 && !installed) {
-  refuse(
-    `k8s.yaml is partly installed (${present.map(describeObject).join(", ")} exist, the rest does not). ` +
-      "Install it whole with kubectl apply -f k8s.yaml, or remove it, and run again.",
-  );
-}
-if (installed && webhookUrl) {
-  refuse(
-    "k8s.yaml is installed on this cluster, and WEBHOOK_URL would point its CompositeController at a webhook " +
-      "outside the cluster, breaking every Project's sync once that webhook stops. Run without WEBHOOK_URL to " +
-      "test the installed controller, or use a cluster without k8s.yaml.",
-  );
-}
+  async function remove(object: KubeObject, signal?: AbortSignal): Promise<void> {
+    await must(["delete", "-f", "-", "--ignore-not-found", `--timeout=${TIMEOUT}`], stringify(object), signal);
+    created.splice(created.indexOf(object), 1);
+  }
 
-process.on("SIGINT", () => {
-  console.error("interrupted: cleaning up what this run created (Ctrl-C again to stop that too)");
-  process.exitCode = 130;
-  interrupt.abort();
-});
+  async function exists(object: KubeObject): Promise<boolean> {
+    return (await must(["get", "-f", "-", "-o", "name", "--ignore-not-found"], stringify(object))).trim() !== "";
+  }
 
-console.log(
-  `e2e run ${RUN} against context ${context.stdout.trim()}, webhook ${webhookUrl ?? "in the cluster"}, ` +
-    `k8s.yaml ${installed ? "already installed: used as it is" : "created by this run"}`,
-);
+  // The run's own objects may be protected from deletion, by a step that
+  // failed halfway or by k8s.yaml's policy on the CRD: lift that first. Where
+  // the object is gone already, the lifting fails and the delete finds nothing.
+  async function liftProtection(object: KubeObject, signal: AbortSignal): Promise<void> {
+    const { name } = object.metadata;
+    if (object.kind === "Project") {
+      await kubectl(["patch", "project", name, "--type=merge", "-p", '{"spec":{"deletionProtection":false}}'], undefined, signal);
+    }
+    if (object.kind === "CustomResourceDefinition") {
+      await kubectl(["annotate", "crd", name, `${CRD_DELETION_ANNOTATION}=true`, "--overwrite"], undefined, signal);
+    }
+  }
 
-try {
-  await step(installed ? "1. k8s.yaml is installed" : "1. create k8s.yaml", async () => {
-    if (!installed) for (const object of manifest) await create(object);
-    await must(["wait", "--for=condition=Established", "crd/projects.agrrh.com", `--timeout=${TIMEOUT}`]);
-    if (!webhookUrl) await must(["-n", "meta-project", "rollout", "status", "deployment/controller", `--timeout=${TIMEOUT}`]);
-  });
+  async function cleanUp(): Promise<void> {
+    for (const object of [...created].reverse()) {
+      try {
+        await liftProtection(object, options.cleanupInterrupted);
+        await remove(object, options.cleanupInterrupted);
+        log(`ok   cleaned up ${describeObject(object)}`);
+      } catch (failure) {
+        error(`left behind: ${describeObject(object)} (${failure instanceof Error ? failure.message : failure})`);
+      }
+    }
+  }
 
-  const theProject = project(PROJECT, "MIT");
-  await step(`2. create Project ${PROJECT} and wait for Ready`, async () => {
-    await create(theProject);
-    await waitForReady(PROJECT);
-  });
+  // What a person reading a CI log needs to see of a failed run: each of its
+  // Projects' status and the Events Metacontroller recorded on them.
+  async function reportProjects(): Promise<void> {
+    for (const object of created.filter((candidate) => candidate.kind === "Project")) {
+      const { name } = object.metadata;
+      const status = await kubectl(["get", "project", name, "-o", "jsonpath={.status}"], undefined, options.cleanupInterrupted);
+      error(`status of Project ${name}: ${status.ok ? status.stdout : status.stderr.trim()}`);
+      const events = await kubectl(
+        ["get", "events", "--all-namespaces", "--field-selector", `involvedObject.kind=Project,involvedObject.name=${name}`],
+        undefined,
+        options.cleanupInterrupted,
+      );
+      error(`events of Project ${name}:\n${(events.ok ? events.stdout : events.stderr).trim() || "(none)"}`);
+    }
+  }
 
-  await step(`3. Namespace ${NAMESPACE} carries the description and license`, async () => {
-    assert.equal(await annotation("description"), "Created by test/e2e.ts");
-    assert.equal(await annotation("license"), "MIT");
-  });
+  async function step(what: string, action: () => Promise<void>) {
+    const started = Date.now();
+    try {
+      await action();
+    } catch (failure) {
+      throw Object.assign(new Error(`step "${what}" failed`), { cause: failure });
+    }
+    log(`ok   ${what} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+  }
 
-  await step("4. a changed license follows onto the Namespace", async () => {
-    await must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"license":"Apache-2.0"}}']);
-    await must(["wait", "--for=jsonpath={.metadata.annotations.license}=Apache-2.0", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
-  });
+  const annotation = async (key: string) =>
+    must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.annotations.${key}}`]);
 
-  await step(`5. a deleted ${NAMESPACE} comes back`, async () => {
-    const uid = await must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]);
-    await must(["delete", "namespace", NAMESPACE, `--timeout=${TIMEOUT}`]);
-    await eventually(`${NAMESPACE} comes back`, async () => (await kubectl(["get", "namespace", NAMESPACE])).ok);
-    assert.notEqual(await must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]), uid);
-    await waitForReady(PROJECT);
-  });
+  const waitForReady = (name: string) => must(["wait", "--for=condition=Ready", `project/${name}`, `--timeout=${TIMEOUT}`]);
 
-  await step(`6. member ${MEMBER} with role edit may create deployments in ${NAMESPACE}; ${OUTSIDER} may not`, async () => {
-    // admin, edit and view get their rules from aggregation by the controller manager.
-    const rules = await must(["get", "clusterrole", "edit", "-o", "jsonpath={.rules}"]);
-    assert.ok(rules.trim() !== "", "ClusterRole edit grants nothing: is the controller manager's clusterrole-aggregation controller running?");
-    await setMembers([{ kind: "User", name: MEMBER, role: "edit" }]);
-    await eventually(`${MEMBER} may create deployments`, () => may(MEMBER, "create", "deployments"));
-    assert.equal(await may(OUTSIDER, "get", "pods"), false, `${OUTSIDER} may get pods`);
-    await waitForReady(PROJECT);
-  });
+  const readyReason = (reason: string) => `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=${reason}`;
 
-  await step(`7. with role view, ${MEMBER} may read but no longer create`, async () => {
-    await setMembers([{ kind: "User", name: MEMBER, role: "view" }]);
-    // Metacontroller deletes project-edit and creates project-view: two steps, either first.
-    await eventually(
-      `${MEMBER} may get pods but no longer create deployments`,
-      async () => (await may(MEMBER, "get", "pods")) && !(await may(MEMBER, "create", "deployments")),
+  /** Polls until `check` holds, for at most the run's timeout. */
+  async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + TIMEOUT_MS;
+    while (!(await check())) {
+      if (interrupted.aborted) throw new Error("interrupted");
+      if (Date.now() > deadline) throw new Error(`${what}: not within ${TIMEOUT}`);
+      await sleep(pollMs, undefined, { signal: interrupted });
+    }
+  }
+
+  /** What `kubectl auth can-i` answers for that user in the Project's Namespace. */
+  const may = async (user: string, verb: string, resource: string) =>
+    (await kubectl(["auth", "can-i", verb, resource, "-n", NAMESPACE, "--as", user])).ok;
+
+  const setMembers = (members: { kind: string; name: string; role: string }[]) =>
+    must(["patch", "project", PROJECT, "--type=merge", "-p", JSON.stringify({ spec: { members } })]);
+
+  const skip = (why: string): never => {
+    throw new Skip(why);
+  };
+
+  let installed = false;
+  let failed = false;
+  try {
+    // 0. Is there a cluster, and does it run Metacontroller? Is k8s.yaml there?
+    const context = await kubectl(["config", "current-context"]);
+    if (context.missing) skip("kubectl is not installed");
+    if (!context.ok) skip(`kubectl has no current context (${context.stderr.trim().split("\n")[0]})`);
+    if (!(await kubectl(["version", "--request-timeout=5s"])).ok) skip(`the cluster of context ${context.stdout.trim()} does not answer`);
+    if (!(await kubectl(["get", "crd", "compositecontrollers.metacontroller.k8s.io"])).ok) {
+      skip("Metacontroller v4 is not installed (see the README's prerequisites)");
+    }
+
+    const { webhookUrl } = options;
+    const manifest = manifestObjects(webhookUrl);
+    const present: KubeObject[] = [];
+    for (const object of manifest) if (await exists(object)) present.push(object);
+    installed = present.length === manifest.length;
+    if (present.length > 0 && !installed) {
+      throw new Refusal(
+        `k8s.yaml is partly installed (${present.map(describeObject).join(", ")} exist, the rest does not). ` +
+          "Install it whole with kubectl apply -f k8s.yaml, or remove it, and run again.",
+      );
+    }
+    if (installed && webhookUrl) {
+      throw new Refusal(
+        "k8s.yaml is installed on this cluster, and WEBHOOK_URL would point its CompositeController at a webhook " +
+          "outside the cluster, breaking every Project's sync once that webhook stops. Run without WEBHOOK_URL to " +
+          "test the installed controller, or use a cluster without k8s.yaml.",
+      );
+    }
+
+    log(
+      `e2e run ${RUN} against context ${context.stdout.trim()}, webhook ${webhookUrl ?? "in the cluster"}, ` +
+        `k8s.yaml ${installed ? "already installed: used as it is" : "created by this run"}`,
     );
-    await waitForReady(PROJECT);
-    const bindings = await must(["get", "rolebindings", "-n", NAMESPACE, "-o", "name"]);
-    assert.equal(bindings.trim(), "rolebinding.rbac.authorization.k8s.io/project-view");
-  });
 
-  await step(`8. removed from the members, ${MEMBER} has no access left`, async () => {
-    await setMembers([]);
-    await eventually(`${MEMBER} may no longer get pods`, async () => !(await may(MEMBER, "get", "pods")));
-    await waitForReady(PROJECT);
-    assert.equal((await must(["get", "rolebindings", "-n", NAMESPACE, "-o", "name"])).trim(), "");
-  });
+    await step(installed ? "1. k8s.yaml is installed" : "1. create k8s.yaml", async () => {
+      if (!installed) for (const object of manifest) await create(object);
+      await must(["wait", "--for=condition=Established", "crd/projects.agrrh.com", `--timeout=${TIMEOUT}`]);
+      if (!webhookUrl) await must(["-n", "meta-project", "rollout", "status", "deployment/controller", `--timeout=${TIMEOUT}`]);
+    });
 
-  await step("9. a Project whose name cannot become a Namespace is refused at admission", async () => {
-    const invalid = project(`${PROJECT}.invalid`, "MIT");
-    const refused = await kubectl(["create", "-f", "-"], stringify(invalid));
-    if (refused.ok) created.push(invalid);
-    assert.equal(refused.ok, false, `${invalid.metadata.name} was admitted`);
-    assert.ok(refused.stderr.includes(PROJECT_NAME_RULE), refused.stderr);
-  });
+    const theProject = project(PROJECT, "MIT");
+    await step(`2. create Project ${PROJECT} and wait for Ready`, async () => {
+      await create(theProject);
+      await waitForReady(PROJECT);
+    });
 
-  const taken: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(CONFLICTING) } };
-  await step(`10. a Namespace ${taken.metadata.name} made first is named as a conflict, and left as it is`, async () => {
-    await create(taken);
-    await create(project(CONFLICTING, "MIT"));
-    await must(["wait", readyReason("NamespaceConflict"), `project/${CONFLICTING}`, `--timeout=${TIMEOUT}`]);
-    const namespace = JSON.parse(await must(["get", "namespace", taken.metadata.name, "-o", "json"]));
-    assert.equal(namespace.metadata.ownerReferences, undefined, "not adopted");
-    assert.equal(namespace.metadata.annotations?.license, undefined, "not changed");
-  });
+    await step(`3. Namespace ${NAMESPACE} carries the description and license`, async () => {
+      assert.equal(await annotation("description"), "Created by test/e2e.ts");
+      assert.equal(await annotation("license"), "MIT");
+    });
 
-  await step(`11. once ${taken.metadata.name} is gone, Project ${CONFLICTING} gets its own`, async () => {
-    await remove(taken);
-    await waitForReady(CONFLICTING);
-    const owner = await must(["get", "namespace", taken.metadata.name, "-o", "jsonpath={.metadata.ownerReferences[0].name}"]);
-    assert.equal(owner, CONFLICTING);
-  });
+    await step("4. a changed license follows onto the Namespace", async () => {
+      await must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"license":"Apache-2.0"}}']);
+      await must(["wait", "--for=jsonpath={.metadata.annotations.license}=Apache-2.0", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
+    });
 
-  await step(`12. a protected Project ${PROJECT} is not deleted until its protection is lifted`, async () => {
-    await must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"deletionProtection":true}}']);
-    const refused = await kubectl(["delete", "project", PROJECT]);
-    if (refused.ok) created.splice(created.indexOf(theProject), 1);
-    assert.equal(refused.ok, false, `${PROJECT} was deleted`);
-    // The refusal says how to lift the protection; do exactly that.
-    const lift = new RegExp(`kubectl patch project ${PROJECT} --type=merge -p '(.+)'`).exec(refused.stderr);
-    assert.ok(lift?.[1], refused.stderr);
-    assert.ok((await kubectl(["get", "namespace", NAMESPACE])).ok, `${NAMESPACE} is still there`);
-    await must(["patch", "project", PROJECT, "--type=merge", "-p", lift[1]]);
-  });
+    await step(`5. a deleted ${NAMESPACE} comes back`, async () => {
+      const uid = await must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]);
+      await must(["delete", "namespace", NAMESPACE, `--timeout=${TIMEOUT}`]);
+      await eventually(`${NAMESPACE} comes back`, async () => (await kubectl(["get", "namespace", NAMESPACE])).ok);
+      assert.notEqual(await must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.uid}"]), uid);
+      await waitForReady(PROJECT);
+    });
 
-  await step("13. deleting the Project CRD is refused until it is annotated for it (server-side dry run)", async () => {
-    const refused = await kubectl(["delete", "crd", "projects.agrrh.com", "--dry-run=server"]);
-    assert.equal(refused.ok, false, "the CRD would have been deleted");
-    assert.ok(refused.stderr.includes(`kubectl annotate crd projects.agrrh.com ${CRD_DELETION_ANNOTATION}=true`), refused.stderr);
-  });
+    await step(`6. member ${MEMBER} with role edit may create deployments in ${NAMESPACE}; ${OUTSIDER} may not`, async () => {
+      // admin, edit and view get their rules from aggregation by the controller manager.
+      const rules = await must(["get", "clusterrole", "edit", "-o", "jsonpath={.rules}"]);
+      assert.ok(rules.trim() !== "", "ClusterRole edit grants nothing: is the controller manager's clusterrole-aggregation controller running?");
+      await setMembers([{ kind: "User", name: MEMBER, role: "edit" }]);
+      await eventually(`${MEMBER} may create deployments`, () => may(MEMBER, "create", "deployments"));
+      assert.equal(await may(OUTSIDER, "get", "pods"), false, `${OUTSIDER} may get pods`);
+      await waitForReady(PROJECT);
+    });
 
-  await step(`14. deleting Project ${PROJECT} deletes ${NAMESPACE}`, async () => {
-    await remove(theProject);
-    await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
+    await step(`7. with role view, ${MEMBER} may read but no longer create`, async () => {
+      await setMembers([{ kind: "User", name: MEMBER, role: "view" }]);
+      // Metacontroller deletes project-edit and creates project-view: two steps, either first.
+      await eventually(
+        `${MEMBER} may get pods but no longer create deployments`,
+        async () => (await may(MEMBER, "get", "pods")) && !(await may(MEMBER, "create", "deployments")),
+      );
+      await waitForReady(PROJECT);
+      const bindings = await must(["get", "rolebindings", "-n", NAMESPACE, "-o", "name"]);
+      assert.equal(bindings.trim(), "rolebinding.rbac.authorization.k8s.io/project-view");
+    });
+
+    await step(`8. removed from the members, ${MEMBER} has no access left`, async () => {
+      await setMembers([]);
+      await eventually(`${MEMBER} may no longer get pods`, async () => !(await may(MEMBER, "get", "pods")));
+      await waitForReady(PROJECT);
+      assert.equal((await must(["get", "rolebindings", "-n", NAMESPACE, "-o", "name"])).trim(), "");
+    });
+
+    await step("9. a Project whose name cannot become a Namespace is refused at admission", async () => {
+      const invalid = project(`${PROJECT}.invalid`, "MIT");
+      const refused = await kubectl(["create", "-f", "-"], stringify(invalid));
+      if (refused.ok) created.push(invalid);
+      assert.equal(refused.ok, false, `${invalid.metadata.name} was admitted`);
+      assert.ok(refused.stderr.includes(PROJECT_NAME_RULE), refused.stderr);
+    });
+
+    const taken: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(CONFLICTING) } };
+    await step(`10. a Namespace ${taken.metadata.name} made first is named as a conflict, and left as it is`, async () => {
+      await create(taken);
+      await create(project(CONFLICTING, "MIT"));
+      await must(["wait", readyReason("NamespaceConflict"), `project/${CONFLICTING}`, `--timeout=${TIMEOUT}`]);
+      const namespace = JSON.parse(await must(["get", "namespace", taken.metadata.name, "-o", "json"]));
+      assert.equal(namespace.metadata.ownerReferences, undefined, "not adopted");
+      assert.equal(namespace.metadata.annotations?.license, undefined, "not changed");
+    });
+
+    await step(`11. once ${taken.metadata.name} is gone, Project ${CONFLICTING} gets its own`, async () => {
+      await remove(taken);
+      await waitForReady(CONFLICTING);
+      const owner = await must(["get", "namespace", taken.metadata.name, "-o", "jsonpath={.metadata.ownerReferences[0].name}"]);
+      assert.equal(owner, CONFLICTING);
+    });
+
+    await step(`12. a protected Project ${PROJECT} is not deleted until its protection is lifted`, async () => {
+      await must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"deletionProtection":true}}']);
+      const refused = await kubectl(["delete", "project", PROJECT]);
+      if (refused.ok) created.splice(created.indexOf(theProject), 1);
+      assert.equal(refused.ok, false, `${PROJECT} was deleted`);
+      // The refusal says how to lift the protection; do exactly that.
+      const lift = new RegExp(`kubectl patch project ${PROJECT} --type=merge -p '(.+)'`).exec(refused.stderr);
+      assert.ok(lift?.[1], refused.stderr);
+      assert.ok((await kubectl(["get", "namespace", NAMESPACE])).ok, `${NAMESPACE} is still there`);
+      await must(["patch", "project", PROJECT, "--type=merge", "-p", lift[1]]);
+    });
+
+    await step("13. deleting the Project CRD is refused until it is annotated for it (server-side dry run)", async () => {
+      const refused = await kubectl(["delete", "crd", "projects.agrrh.com", "--dry-run=server"]);
+      assert.equal(refused.ok, false, "the CRD would have been deleted");
+      assert.ok(refused.stderr.includes(`kubectl annotate crd projects.agrrh.com ${CRD_DELETION_ANNOTATION}=true`), refused.stderr);
+    });
+
+    await step(`14. deleting Project ${PROJECT} deletes ${NAMESPACE}`, async () => {
+      await remove(theProject);
+      await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
+    });
+  } catch (failure) {
+    if (failure instanceof Skip) {
+      if (options.requireCluster) {
+        error(`e2e failed: ${failure.message}, and E2E_REQUIRE_CLUSTER demands a cluster`);
+        return 1;
+      }
+      log(`e2e skipped: ${failure.message}`);
+      return 0;
+    }
+    if (failure instanceof Refusal) {
+      error(`e2e refused: ${failure.message}`);
+      return 1;
+    }
+    failed = true;
+    if (interrupted.aborted) {
+      error("interrupted");
+    } else {
+      error(failure instanceof Error && failure.cause ? `${failure.message}: ${String(failure.cause)}` : String(failure));
+      await reportProjects();
+    }
+  } finally {
+    await cleanUp();
+  }
+  if (installed) log("ok   k8s.yaml was installed before this run, so it stays as it was");
+  if (interrupted.aborted) return 130;
+  return failed ? 1 : 0;
+}
+
+if (import.meta.filename === process.argv[1]) {
+  // Ctrl-C aborts the kubectl in flight and the run cleans up; a second one
+  // stops the cleanup too.
+  const interrupted = new AbortController();
+  const cleanupInterrupted = new AbortController();
+  process.on("SIGINT", () => {
+    if (interrupted.signal.aborted) return cleanupInterrupted.abort();
+    console.error("interrupted: cleaning up what this run created (Ctrl-C again to stop that too)");
+    interrupted.abort();
   });
-} catch (error) {
-  console.error(interrupt.signal.aborted ? "interrupted" : error);
-  process.exitCode ||= 1;
-} finally {
-  await cleanUp();
-  if (installed) console.log("ok   k8s.yaml was installed before this run, so it stays as it was");
+  process.exitCode = await runE2e({
+    kubectl: kubectlProcess(process.env["KUBECTL"] || undefined),
+    webhookUrl: process.env["WEBHOOK_URL"],
+    requireCluster: process.env["E2E_REQUIRE_CLUSTER"] === "1",
+    interrupted: interrupted.signal,
+    cleanupInterrupted: cleanupInterrupted.signal,
+    log: (line) => console.log(line),
+    error: (line) => console.error(line),
+  });
 }

@@ -1,6 +1,6 @@
 // `npm run test:runtimes`: the unmodified main.ts and sync.ts on five
 // runtimes, and the bundle k8s.yaml deploys. Each starts on a free port, must answer the same requests
-// exactly as the reference (tsx on the machine's Node 20) does, and must exit
+// exactly as the reference (`npm start`'s command on the machine's Node 20) does, and must exit
 // 0 on SIGTERM. The runtimes come from the npm registry at pinned versions and
 // are kept in .cache/runtimes, so a second run downloads nothing.
 import assert from "node:assert/strict";
@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { HEALTH_PATH, SETTINGS, SYNC_PATH } from "../main.ts";
 import { fixture, markdownTable } from "./helpers.ts";
 import { deployedBundle, deployedNodeVersion, install, type NpmRuntime } from "./runtime-cache.ts";
-import { spawnServer, tsx } from "./spawn-server.ts";
+import { npmStartCommand, spawnServer } from "./spawn-server.ts";
 
 const SHUTDOWN_TIMEOUT_SECONDS = 5;
 
@@ -25,8 +25,8 @@ const firstLine = (command: string[]) =>
 
 const runtimes: Runtime[] = [
   {
-    name: "Node 20, tsx",
-    command: () => [tsx, "main.ts"],
+    name: "Node 20, npm start",
+    command: () => npmStartCommand,
     version: () => process.version,
   },
   {

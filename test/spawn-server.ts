@@ -3,11 +3,25 @@
 // broken webhook fails the run with a message instead of hanging it.
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
 export const root = fileURLToPath(new URL("..", import.meta.url));
-export const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
+
+/**
+ * Runs a TypeScript file on this Node with tsx as a loader: one process, where
+ * the `tsx` command would start a second Node under itself.
+ */
+export const withTsx = (...args: string[]) => [process.execPath, "--import", "tsx", ...args];
+
+/** What `npm start` runs, read from package.json, with this Node: the webhook as the tests start it. */
+export const npmStartCommand = (() => {
+  const { scripts } = JSON.parse(readFileSync(`${root}/package.json`, "utf8"));
+  const command = /^exec node --import tsx (\S+)$/.exec(scripts.start);
+  if (!command?.[1]) throw new Error(`npm start is ${scripts.start}, not "exec node --import tsx <file>"`);
+  return withTsx(command[1]);
+})();
 
 export type Child = {
   process: ChildProcessByStdio<null, Readable, Readable>;
@@ -18,7 +32,7 @@ export type Child = {
   waitFor: (pattern: RegExp, what: string, timeoutMs?: number) => Promise<RegExpExecArray>;
   /** Resolves with the exit code; kills the process if it has not exited in time. */
   exitCode: (what: string, timeoutMs?: number) => Promise<number | null>;
-  /** SIGKILL to the process and everything it started (tsx runs Node as a child of its own). */
+  /** SIGKILL to the process and everything it started (a runner such as tsx may start a child of its own). */
   kill: () => void;
 };
 
