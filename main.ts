@@ -36,30 +36,42 @@ export const HEALTH_PATH = "/healthz";
 // Only plain decimal digits are a number here: `Number()` alone would take
 // "1e3", "0x50" and " 8080 ", and read an empty string as 0. A variable that
 // is set but empty is refused rather than read as unset: `PORT=` is more
-// likely a mistake than a wish for the default.
-function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
+// likely a mistake than a wish for the default. Every refusal names the range.
+function wholeNumber(min: number, max: number) {
+  const range = `a whole number from ${min} to ${max}`;
   return v.pipe(
     v.string(),
-    v.nonEmpty("is empty; unset it for the default"),
-    v.regex(/^\d+$/, (issue) => `${JSON.stringify(issue.input)} is not a whole number`),
+    v.nonEmpty(`is empty; unset it for the default, or give ${range}`),
+    v.regex(/^\d+$/, (issue) => `${JSON.stringify(issue.input)} is not ${range}`),
     v.transform(Number),
-    v.minValue(min, (issue) => `${issue.input} is less than ${min}`),
-    v.maxValue(max, (issue) => `${issue.input} is more than ${max}`),
+    v.minValue(min, (issue) => `${issue.input} is not ${range}`),
+    v.maxValue(max, (issue) => `${issue.input} is not ${range}`),
   );
 }
+
+// Node's timers hold at most 2^31-1 ms (24.8 days): a longer one prints a
+// TimeoutOverflowWarning and fires after 1 ms, which would cut off every
+// request at once. The headers timeout outlasts the keep-alive one by 5 s.
+const TIMER_MAX_MS = 2 ** 31 - 1;
+const HEADERS_AFTER_KEEP_ALIVE_MS = 5000;
+const TIMER_MAX_SECONDS = Math.floor(TIMER_MAX_MS / 1000);
+const KEEP_ALIVE_MAX_SECONDS = Math.floor((TIMER_MAX_MS - HEADERS_AFTER_KEEP_ALIVE_MS) / 1000);
+// A JavaScript string, which the body becomes, holds at most about 512 MiB;
+// Metacontroller's requests are a few MiB at the very most.
+const BODY_LIMIT_MAX_BYTES = 256 * 1024 * 1024;
 
 const Environment = v.object({
   PORT: v.optional(wholeNumber(0, 65535), "8080"),
   // Unset means every interface, which a pod needs to be reachable.
   HOST: v.optional(v.pipe(v.string(), v.nonEmpty("is empty; unset it to listen on every interface"))),
-  BODY_LIMIT_BYTES: v.optional(wholeNumber(1), String(1024 * 1024)),
+  BODY_LIMIT_BYTES: v.optional(wholeNumber(1, BODY_LIMIT_MAX_BYTES), String(1024 * 1024)),
   // Below Kubernetes' default 30s grace period, so we exit before the kill.
-  SHUTDOWN_TIMEOUT_SECONDS: v.optional(wholeNumber(1), "20"),
+  SHUTDOWN_TIMEOUT_SECONDS: v.optional(wholeNumber(1, TIMER_MAX_SECONDS), "20"),
   // Go's HTTP client, which Metacontroller uses, reuses an idle connection
   // for up to 90s and does not retry a POST that fails on one. Node closes
   // idle connections after 5s, so a sync could meet a connection closing
   // under it; outlasting the client leaves the closing to the client.
-  KEEP_ALIVE_TIMEOUT_SECONDS: v.optional(wholeNumber(1), "120"),
+  KEEP_ALIVE_TIMEOUT_SECONDS: v.optional(wholeNumber(1, KEEP_ALIVE_MAX_SECONDS), "120"),
   // Probes hit /healthz every few seconds; their lines only show at debug.
   LOG_LEVEL: v.optional(
     v.picklist(["info", "debug"], (issue) => `${JSON.stringify(issue.input)} is not one of info, debug`),
@@ -113,10 +125,11 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
     });
   }
 
-  // Both hooks check a request the same way, cheapest first: the media type,
-  // the size, then the schema of that hook.
+  // Both hooks check a request the same way, cheapest first: the media type
+  // and encoding, the size, then the schema of that hook.
   const hookRequest = <Schema extends v.GenericSchema>(schema: Schema, what: string) => [
     requireJsonContentType,
+    requireUncompressedBody,
     limitBodySize(bodyLimitBytes),
     // Malformed JSON never reaches this: the validator throws a 400
     // HTTPException, which onError below turns into JSON.
@@ -184,6 +197,14 @@ const requireJsonContentType: MiddlewareHandler = async (c, next) => {
   return c.json({ error: "Content-Type must be application/json" }, 415);
 };
 
+// Metacontroller never compresses a request, and a compressed body would
+// otherwise be read as malformed JSON: name the encoding instead.
+const requireUncompressedBody: MiddlewareHandler = async (c, next) => {
+  const encoding = c.req.header("Content-Encoding")?.trim().toLowerCase();
+  if (!encoding || encoding === "identity") return next();
+  return c.json({ error: `Content-Encoding ${encoding} is not supported; send the body uncompressed` }, 415);
+};
+
 // Hono's bodyLimit reads `c.req.raw.body`, which makes @hono/node-server
 // build a whole web Request and stream the body through it: that halved the
 // throughput in test/bench.ts. Metacontroller always sends Content-Length, and
@@ -241,7 +262,7 @@ export function start(config: Config): Server {
   server.keepAliveTimeout = config.keepAliveTimeoutSeconds * 1000;
   // Node requires the headers timeout to outlast the keep-alive timeout, or
   // a request arriving late on an idle connection can be cut off.
-  server.headersTimeout = server.keepAliveTimeout + 5000;
+  server.headersTimeout = server.keepAliveTimeout + HEADERS_AFTER_KEEP_ALIVE_MS;
   server.on("error", (error) => exitForListenError(error, config));
   closeGracefullyOnSignals(server, config.shutdownTimeoutSeconds, () => (draining = true));
   return server;
@@ -252,6 +273,8 @@ const LISTEN_ERRORS: Record<string, string> = {
   EADDRINUSE: "another process is listening on that port",
   EADDRNOTAVAIL: "that address is not on this machine",
   EACCES: "permission denied",
+  ENOTFOUND: "no such host name",
+  EAI_AGAIN: "the host name could not be looked up now",
 };
 
 function exitForListenError(error: NodeJS.ErrnoException, config: Config): never {

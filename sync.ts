@@ -109,21 +109,30 @@ export const ObservedChildren = v.objectWithRest(
 );
 
 // Related objects arrive grouped the same way. The group is there, empty or
-// not, whenever the customize hook asked for it; without it a foreign
-// Namespace would look like one not created yet, so that is refused too.
+// not, whenever the customize hook asked for it, which it does for every
+// Project whose name can be a Namespace's (part 4). Without it a foreign
+// Namespace would look like one not created yet, so that is refused.
 export const RelatedObjects = v.objectWithRest(
-  { [NAMESPACES]: v.record(v.string(), RelatedNamespace) },
+  { [NAMESPACES]: v.optional(v.record(v.string(), RelatedNamespace)) },
   ObjectsByName,
-  "expected the Namespace the customize hook asks for: is hooks.customize declared on the CompositeController?",
 );
 
 // Metacontroller also sends `controller` and `finalizing`; this controller
 // reads neither, so they pass unchecked like any unknown key.
-export const SyncRequest = v.looseObject({
-  parent: Project,
-  children: ObservedChildren,
-  related: RelatedObjects,
-});
+export const SyncRequest = v.pipe(
+  v.looseObject({
+    parent: Project,
+    children: ObservedChildren,
+    related: RelatedObjects,
+  }),
+  v.forward(
+    v.check(
+      ({ parent, related }) => related[NAMESPACES] !== undefined || !isValidNamespaceName(namespaceNameFor(parent.metadata.name)),
+      "expected the Namespace the customize hook asks for: is hooks.customize declared on the CompositeController?",
+    ),
+    ["related", NAMESPACES],
+  ),
+);
 
 // The customize hook is sent the Project alone, with the controller.
 export const CustomizeRequest = v.looseObject({ parent: Project });
@@ -284,7 +293,13 @@ const Member = v.pipe(
   v.looseObject(
     {
       kind: v.picklist(MEMBER_KINDS, MEMBER_RULES.kind),
-      name: v.pipe(v.string(MEMBER_RULES.name), v.nonEmpty(MEMBER_RULES.name), v.maxLength(MEMBER_NAME_MAX_LENGTH, MEMBER_RULES.name)),
+      name: v.pipe(
+        v.string(MEMBER_RULES.name),
+        v.nonEmpty(MEMBER_RULES.name),
+        // In characters (code points), as the API server counts a CRD's
+        // maxLength; valibot's maxLength counts UTF-16 units, two an emoji.
+        v.check((name) => [...name].length <= MEMBER_NAME_MAX_LENGTH, MEMBER_RULES.name),
+      ),
       namespace: v.optional(v.string(MEMBER_RULES.serviceAccount)),
       role: v.picklist(ROLES, MEMBER_RULES.role),
     },
@@ -315,10 +330,24 @@ const bySubjectKey = (a: Subject, b: Subject) => {
   return first < second ? -1 : first > second ? 1 : 0;
 };
 
+const describeMember = ({ kind, namespace, name }: Member) => `${kind} ${namespace ? `${namespace}/` : ""}${name}`;
+
 export const Members = v.pipe(
   v.array(Member),
-  v.maxLength(MAX_MEMBERS, MEMBER_RULES.most),
-  v.check((members) => new Set(members.map(subjectKey)).size === members.length, MEMBER_RULES.once),
+  v.maxLength(MAX_MEMBERS, (issue) => `${(issue.input as unknown[]).length} members listed; ${MEMBER_RULES.most}`),
+  // Each repeat is named at its own index, with the one it repeats.
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const firstAt = new Map<string, number>();
+    dataset.value.forEach((member, index) => {
+      const first = firstAt.get(subjectKey(member));
+      if (first === undefined) return void firstAt.set(subjectKey(member), index);
+      addIssue({
+        message: `${describeMember(member)} again, as at [${first}]; ${MEMBER_RULES.once}`,
+        path: [{ type: "array", origin: "value", input: dataset.value, key: index, value: member }],
+      });
+    });
+  }),
 );
 
 // Named after the role, so a RoleBinding never has to change its roleRef,
@@ -335,12 +364,14 @@ export function roleBindingNameFor(role: Role): string {
 // sync request's `related`, whoever owns it, and makes Metacontroller watch it:
 // when it goes away, the Project is synced again and gets its own.
 // Metacontroller caches this answer per Project generation, so it may depend
-// on the Project alone.
+// on the Project alone. A name that cannot be a Namespace's is not asked for:
+// `sync` refuses such a Project anyway. No rule at all, not an empty `names`,
+// which Metacontroller would read as "every Namespace".
 
 export function customize(parent: Project): CustomizeResponse {
-  return {
-    relatedResources: [{ apiVersion: "v1", resource: "namespaces", names: [namespaceNameFor(parent.metadata.name)] }],
-  };
+  const name = namespaceNameFor(parent.metadata.name);
+  if (!isValidNamespaceName(name)) return { relatedResources: [] };
+  return { relatedResources: [{ apiVersion: "v1", resource: "namespaces", names: [name] }] };
 }
 
 // ## 5. sync
@@ -378,7 +409,7 @@ export function sync(
   // The same name among the related objects but not among the children is a
   // Namespace someone else made: Metacontroller would never adopt it, and we
   // never ask it to change or delete it.
-  const foreign = observed[name] ? undefined : related[NAMESPACES][name];
+  const foreign = observed[name] ? undefined : related[NAMESPACES]?.[name];
   const members = v.safeParse(Members, parent.spec?.members ?? []);
   // RoleBindings go only into the Project's own Namespace, once it is there
   // and Active: never into someone else's, nor into one being deleted.
@@ -467,7 +498,7 @@ function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined
   };
 }
 
-function conflictWith(name: string, namespace: RelatedObjects[typeof NAMESPACES][string]): Readiness {
+function conflictWith(name: string, namespace: NonNullable<RelatedObjects[typeof NAMESPACES]>[string]): Readiness {
   const owners = namespace.metadata.ownerReferences ?? [];
   const owner = owners.find((reference) => reference.controller) ?? owners[0];
   const whose = owner ? `belongs to ${owner.kind} ${owner.name}` : "is not this Project's";

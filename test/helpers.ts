@@ -58,7 +58,7 @@ type Owner = { kind: string; name: string; controller?: boolean };
 
 /** What the customize hook's rule picked up, by Namespace name; nothing unless given. */
 export function related(byName: Record<string, { phase?: string; owners?: Owner[] }> = {}): RelatedObjects {
-  const namespaces: RelatedObjects[typeof NAMESPACES] = {};
+  const namespaces: NonNullable<RelatedObjects[typeof NAMESPACES]> = {};
   for (const [name, { phase, owners }] of Object.entries(byName)) {
     const ownerReferences = owners?.map((owner) => ({ apiVersion: "agrrh.com/v1", uid: `uid-of-${owner.name}`, ...owner }));
     namespaces[name] = {

@@ -262,6 +262,19 @@ describe("HTTP: bad input gets a short JSON error", () => {
     });
   }
 
+  for (const encoding of ["gzip", "deflate", "br"]) {
+    test(`a body with Content-Encoding ${encoding} gets 415 naming the encoding`, async (t) => {
+      quietly(t);
+      const response = await post(fixture("first-sync"), { "Content-Encoding": encoding });
+      await assertJsonError(response, 415, new RegExp(`^Content-Encoding ${encoding} is not supported; send the body uncompressed$`));
+    });
+  }
+
+  test("Content-Encoding identity is an uncompressed body", async (t) => {
+    quietly(t);
+    assert.equal((await post(fixture("first-sync"), { "Content-Encoding": "identity" })).status, 200);
+  });
+
   for (const [method, path, allow] of [
     ["GET", SYNC_PATH, "POST"],
     ["PUT", SYNC_PATH, "POST"],
@@ -370,20 +383,30 @@ describe("HTTP: configuration", () => {
     assert.equal(readConfig({ PORT: "65535" }).port, 65535);
   });
 
+  test("the longest timeouts accepted are the longest a Node timer holds", () => {
+    const longest = readConfig({ SHUTDOWN_TIMEOUT_SECONDS: "2147483", KEEP_ALIVE_TIMEOUT_SECONDS: "2147478" });
+    assert.ok(longest.shutdownTimeoutSeconds * 1000 <= 2 ** 31 - 1);
+    assert.ok(longest.keepAliveTimeoutSeconds * 1000 + 5000 <= 2 ** 31 - 1, "the headers timeout, 5s longer, too");
+  });
+
   // Each refusal is one line that names the variable and what is wrong with the value given.
   for (const [name, value, why] of [
-    ["PORT", "http", '"http" is not a whole number'],
-    ["PORT", "", "is empty; unset it for the default"],
-    ["PORT", "1e3", '"1e3" is not a whole number'],
-    ["PORT", "0x50", '"0x50" is not a whole number'],
-    ["PORT", " 8080 ", '" 8080 " is not a whole number'],
-    ["PORT", "-1", '"-1" is not a whole number'],
-    ["PORT", "65536", "65536 is more than 65535"],
+    ["PORT", "http", '"http" is not a whole number from 0 to 65535'],
+    ["PORT", "", "is empty; unset it for the default, or give a whole number from 0 to 65535"],
+    ["PORT", "1e3", '"1e3" is not a whole number from 0 to 65535'],
+    ["PORT", "0x50", '"0x50" is not a whole number from 0 to 65535'],
+    ["PORT", " 8080 ", '" 8080 " is not a whole number from 0 to 65535'],
+    ["PORT", "-1", '"-1" is not a whole number from 0 to 65535'],
+    ["PORT", "65536", "65536 is not a whole number from 0 to 65535"],
     ["HOST", "", "is empty; unset it to listen on every interface"],
-    ["BODY_LIMIT_BYTES", "0", "0 is less than 1"],
-    ["SHUTDOWN_TIMEOUT_SECONDS", "0", "0 is less than 1"],
-    ["SHUTDOWN_TIMEOUT_SECONDS", "1.5", '"1.5" is not a whole number'],
-    ["KEEP_ALIVE_TIMEOUT_SECONDS", "0", "0 is less than 1"],
+    ["BODY_LIMIT_BYTES", "0", "0 is not a whole number from 1 to 268435456"],
+    ["BODY_LIMIT_BYTES", "268435457", "268435457 is not a whole number from 1 to 268435456"],
+    ["SHUTDOWN_TIMEOUT_SECONDS", "0", "0 is not a whole number from 1 to 2147483"],
+    ["SHUTDOWN_TIMEOUT_SECONDS", "1.5", '"1.5" is not a whole number from 1 to 2147483'],
+    // A Node timer cannot hold more than 2^31-1 ms; a longer one would fire at once.
+    ["SHUTDOWN_TIMEOUT_SECONDS", "3000000", "3000000 is not a whole number from 1 to 2147483"],
+    ["KEEP_ALIVE_TIMEOUT_SECONDS", "0", "0 is not a whole number from 1 to 2147478"],
+    ["KEEP_ALIVE_TIMEOUT_SECONDS", "3000000", "3000000 is not a whole number from 1 to 2147478"],
     ["LOG_LEVEL", "verbose", '"verbose" is not one of info, debug'],
   ] as const) {
     test(`${name}=${JSON.stringify(value)} is refused: ${why}`, () => {

@@ -23,6 +23,9 @@ export const MEMBER_CASES: MemberCase[] = [
     ],
   },
   { what: `a name of ${MEMBER_NAME_MAX_LENGTH} characters`, members: [user("a".repeat(MEMBER_NAME_MAX_LENGTH))] },
+  // The API server counts code points; an emoji is one, though two UTF-16 units.
+  { what: `a name of ${MEMBER_NAME_MAX_LENGTH} emoji`, members: [user("\u{1F600}".repeat(MEMBER_NAME_MAX_LENGTH))] },
+  { what: `a name of ${MEMBER_NAME_MAX_LENGTH + 1} emoji`, members: [user("\u{1F600}".repeat(MEMBER_NAME_MAX_LENGTH + 1))], breaks: "name" },
   { what: `${MAX_MEMBERS} members`, members: many(MAX_MEMBERS) },
 
   { what: "an unknown kind", members: [{ kind: "Robot", name: "r2", role: "view" }], breaks: "kind" },

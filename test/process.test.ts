@@ -10,14 +10,14 @@ import { connect } from "node:net";
 import { describe, test } from "node:test";
 import { HEALTH_PATH, SYNC_PATH } from "../main.ts";
 import { fixture } from "./helpers.ts";
-import { spawnChild, spawnServer, tsx, within, type Server } from "./spawn-server.ts";
+import { npmStartCommand, spawnChild, spawnServer, withTsx, within, type Server } from "./spawn-server.ts";
 
-/** Starts `tsx main.ts` on a free loopback port, as `npm start` does. */
-const startWebhook = (env: Record<string, string> = {}) => spawnServer([tsx, "main.ts"], env);
+/** Starts the webhook on a free loopback port, as `npm start` does. */
+const startWebhook = (env: Record<string, string> = {}) => spawnServer(npmStartCommand, env);
 
-/** Runs `tsx main.ts` with `env` and returns its exit code and output, which must come within 10s. */
+/** Runs the webhook with `env` and returns its exit code and output, which must come within 10s. */
 async function runWebhook(env: Record<string, string>) {
-  const child = spawnChild([tsx, "main.ts"], env);
+  const child = spawnChild(npmStartCommand, env);
   return { code: await child.exitCode("the webhook to exit"), output: child.output() };
 }
 
@@ -87,7 +87,7 @@ function idleSocketOf(agent: http.Agent) {
 
 describe("process: starting", () => {
   test("importing main.ts starts no server", async () => {
-    const child = spawnChild([tsx, "--eval", "import('./main.ts').then(() => console.log('imported'))"], { PORT: "0" });
+    const child = spawnChild(withTsx("--eval", "import('./main.ts').then(() => console.log('imported'))"), { PORT: "0" });
     const code = await child.exitCode("the import to finish; a listening server would keep the process alive");
     assert.equal(code, 0);
     assert.equal(child.output().trim(), "imported");
@@ -118,6 +118,13 @@ describe("process: starting", () => {
     const { code, output } = await runWebhook({ HOST: "192.0.2.1", PORT: "0" });
     assert.equal(code, 1);
     assert.equal(output, "cannot listen on 192.0.2.1, port 0: that address is not on this machine (EADDRNOTAVAIL)\n");
+  });
+
+  test("a host name that does not exist stops the process with exit code 1 and one line", async () => {
+    // .invalid is reserved: it never resolves.
+    const { code, output } = await runWebhook({ HOST: "nonexistent.invalid", PORT: "0" });
+    assert.equal(code, 1);
+    assert.equal(output, "cannot listen on nonexistent.invalid, port 0: no such host name (ENOTFOUND)\n");
   });
 });
 
@@ -187,6 +194,28 @@ describe("process: shutting down", () => {
       assert.ok(performance.now() - signalled >= 2_000, "waited the whole deadline");
       assert.match(webhook.output(), /still busy after 2s: closing the remaining connections/);
     }));
+
+  test("with the longest timeouts a Node timer holds, a request in flight still completes on SIGTERM", () =>
+    withWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "2147483", KEEP_ALIVE_TIMEOUT_SECONDS: "2147478" }, async (webhook, agent) => {
+      const inFlight = await requestInFlight(webhook, agent);
+      webhook.process.kill("SIGTERM");
+      await webhook.waitFor(/SIGTERM: finishing requests in flight/, "the webhook to see SIGTERM");
+      inFlight.send();
+      assert.equal((await inFlight.answer()).statusCode, 200);
+      assert.equal(await webhook.exitCode("the exit once the request is answered"), 0);
+      assert.doesNotMatch(webhook.output(), /TimeoutOverflowWarning/);
+    }));
+
+  test("npm start passes SIGTERM on: the webhook finishes and npm exits 0, as under a process manager", async () => {
+    const npm = await spawnServer(["npm", "start"]);
+    try {
+      npm.process.kill("SIGTERM"); // to npm alone, not its process group
+      assert.equal(await npm.exitCode("npm start to exit after SIGTERM"), 0, npm.output());
+      assert.match(npm.output(), /SIGTERM: finishing requests in flight/);
+    } finally {
+      npm.kill();
+    }
+  });
 
   test("a second signal while requests are in flight exits at once with exit code 1", () =>
     withWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "60" }, async (webhook, agent) => {

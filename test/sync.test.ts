@@ -10,6 +10,7 @@ import {
   ANNOTATIONS_MAX_BYTES,
   PROJECT_NAME_RULE,
   MEMBER_RULES,
+  MAX_MEMBERS,
   annotationBytes,
   customize,
   isValidNamespaceName,
@@ -203,6 +204,14 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
     assert.deepEqual(customize(project("test")), {
       relatedResources: [{ apiVersion: "v1", resource: "namespaces", names: ["proj-test"] }],
     });
+  });
+
+  test("customize asks for nothing for a name that cannot be a Namespace's, and sync still says why without it", () => {
+    assert.deepEqual(customize(project("Bad.Name")), { relatedResources: [] });
+    // With no rule, Metacontroller sends no Namespace group at all.
+    const request = { parent: project("Bad.Name"), children: namespaces(), related: {} };
+    const parsed = v.parse(SyncRequest, request);
+    assert.equal(ready(sync(parsed.parent, parsed.children, parsed.related, at)).reason, "InvalidName");
   });
 
   test("a Namespace that exists but is not the Project's is a NamespaceConflict", () => {
@@ -411,6 +420,22 @@ describe("sync: members get access through RoleBindings", () => {
     });
   }
 
+  test("a member listed twice is named at the index of its repeat, with the index of the first", () => {
+    const list = [members[0], members[1], { kind: "User", name: "alice@example.com", role: "view" }];
+    assert.equal(
+      ready(sync(shop(list), active, related(), at)).message,
+      `spec.members[2]: User alice@example.com again, as at [0]; ${MEMBER_RULES.once}. Until that is fixed, no member has access.`,
+    );
+  });
+
+  test("too many members are counted in the message", () => {
+    const list = Array.from({ length: MAX_MEMBERS + 1 }, (_, index) => ({ kind: "User", name: `user-${index}`, role: "view" }));
+    assert.equal(
+      ready(sync(shop(list), active, related(), at)).message,
+      `spec.members: ${MAX_MEMBERS + 1} members listed; ${MEMBER_RULES.most}. Until that is fixed, no member has access.`,
+    );
+  });
+
   test("the InvalidMembers message says which member breaks which rule", () => {
     const list = [members[0], { kind: "ServiceAccount", name: "deployer", role: "edit" }];
     assert.equal(
@@ -570,7 +595,7 @@ describe("sync: input", () => {
   test("unknown fields are kept by the schema, not stripped or refused", () => {
     const request = v.parse(SyncRequest, fixture("steady-sync"));
     assert.equal(request.parent.metadata["uid"], "48a15fd2-5d82-4028-934f-6f99d95cf654");
-    assert.equal(request.related["Namespace.v1"]["proj-test"]?.["kind"], "Namespace");
+    assert.equal(request.related["Namespace.v1"]?.["proj-test"]?.["kind"], "Namespace");
   });
 
   test("controller and finalizing are not read, so any value of theirs passes", () => {
