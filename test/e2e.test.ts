@@ -190,6 +190,7 @@ describe("e2e: a failure is readable in a CI log", () => {
     const events = output.indexOf(`events of Project ${project}:\nLAST SEEN`);
     const cleanup = output.indexOf(`ok   cleaned up Project ${project}`);
     assert.ok(status >= 0 && events > status && cleanup > events, output);
+    assert.match(output, /\ne2e: 2 passed, 1 failed\n$/, "the closing line counts the steps");
   });
 });
 

@@ -193,6 +193,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     }
   }
 
+  let passedSteps = 0;
   async function step(what: string, action: () => Promise<void>) {
     const started = Date.now();
     try {
@@ -201,6 +202,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       throw Object.assign(new Error(`step "${what}" failed`), { cause: failure });
     }
     log(`ok   ${what} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+    passedSteps += 1;
   }
 
   const annotation = async (key: string) =>
@@ -397,6 +399,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     await cleanUp();
   }
   if (installed) log("ok   k8s.yaml was installed before this run, so it stays as it was");
+  // The closing line test runners print, so that a CI log shows what ran.
+  log(`e2e: ${passedSteps} passed, ${failed ? 1 : 0} failed`);
   if (interrupted.aborted) return 130;
   return failed ? 1 : 0;
 }

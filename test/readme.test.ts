@@ -3,8 +3,11 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
+import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
+import { NAMESPACES, ROLE_BINDINGS } from "../sync.ts";
 import { fixture } from "./helpers.ts";
+import { MANIFEST_PATH } from "./manifest.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const app = createApp(readConfig({}));
@@ -46,16 +49,39 @@ describe("README", () => {
     });
   }
 
-  test("the quickstart is npm ci && npm start, then npm test, as CI runs it", () => {
-    assert.match(readme, /npm ci && npm start {5}# the webhook, on http:\/\/localhost:8080/);
-    assert.match(readme, /\nnpm test {16}# type check and every test/);
+  test("the quickstart is npm ci && npm test, then npm start, so that pasting both runs the tests first", () => {
+    assert.match(readme, /```sh\nnpm ci && npm test {6}# install, type check and every test\nnpm start {15}# the webhook, on http:\/\/localhost:8080\n```/);
     const ci = readFileSync(new URL("../.ci/run", import.meta.url), "utf8");
-    assert.match(ci, /^npm ci$/m);
-    assert.match(ci, /^npm test$/m);
+    assert.match(ci, /^step \d+ "[^"]+" npm ci$/m);
+    assert.match(ci, /^step \d+ "[^"]+" npm test$/m);
     assert.equal(readConfig({}).port, 8080);
   });
 
   test("the Deno command lets the webhook read exactly the settings it has", () => {
     assert.ok(readme.includes(`--allow-env=${SETTINGS.join(",")} main.ts`), SETTINGS.join(","));
+  });
+
+  test("the opening diagram shows every child group a sync request carries", () => {
+    const diagram = /```\nkubectl apply Project[\s\S]*?```/.exec(readme)?.[0] ?? "";
+    for (const group of [NAMESPACES, ROLE_BINDINGS]) assert.ok(diagram.includes(`"${group}"`), group);
+  });
+
+  test("the memory the pod asks for covers the idle and peak memory the Performance section measured", () => {
+    const idle = Number(/^idle RSS of \.cache\/deployed\/webhook\.mjs: (\d+) MB$/m.exec(readme)?.[1]);
+    const webhookColumn = [...readme.matchAll(/^\| [a-z ]+ \| \d+ req\/s, .*?, (\d+) MB +\|/gm)].map((row) => Number(row[1]));
+    const peak = Math.max(...webhookColumn);
+    assert.ok(idle > 0 && webhookColumn.length === 3, "the bench transcript is there");
+    assert.ok(readme.includes(`covers the idle ${idle} MB`) && readme.includes(`the ${peak} MB peak`), "the prose quotes the transcript");
+    const deployment = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => document.toJS()).find((object) => object.kind === "Deployment");
+    const { requests, limits } = deployment.spec.template.spec.containers[0].resources;
+    const megabytes = (quantity: string) => (Number(/^(\d+)Mi$/.exec(quantity)?.[1]) * 1024 * 1024) / 1e6;
+    assert.ok(idle <= megabytes(requests.memory), `request ${requests.memory} covers ${idle} MB`);
+    assert.ok(peak <= megabytes(limits.memory), `limit ${limits.memory} covers ${peak} MB`);
+    assert.ok(readme.includes(`memory request (${requests.memory.replace("Mi", " Mi")})`) && readme.includes(`limit\n(${limits.memory.replace("Mi", " Mi")})`));
+  });
+
+  test("LICENSE is the license package.json names", () => {
+    const { license } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    assert.equal(readFileSync(new URL("../LICENSE", import.meta.url), "utf8").split("\n")[0], `${license} License`);
   });
 });

@@ -8,6 +8,7 @@ import { parseAllDocuments } from "yaml";
 import { BUNDLE_FILE } from "./manifest.ts";
 
 const cache = fileURLToPath(new URL("../.cache/runtimes/", import.meta.url));
+const deployedDirectory = fileURLToPath(new URL("../.cache/deployed/", import.meta.url));
 
 export type NpmRuntime = { name: string; version: string; bin: string };
 
@@ -44,9 +45,16 @@ export function install(npm: NpmRuntime): string {
 
 /** k8s.yaml's bundled webhook, written out as the pod sees it; returns its path. */
 export function deployedBundle(): string {
-  const directory = `${cache}../deployed`;
-  mkdirSync(directory, { recursive: true });
-  const path = `${directory}/${BUNDLE_FILE}`;
+  mkdirSync(deployedDirectory, { recursive: true });
+  const path = `${deployedDirectory}${BUNDLE_FILE}`;
   writeFileSync(path, deployed("ConfigMap").data[BUNDLE_FILE]);
   return path;
+}
+
+// `node --import tsx test/runtime-cache.ts`: the Node the Deployment runs and
+// its bundle, installed and written out, one path a line, for the scripts
+// that run the webhook exactly as the pod does (test/local-e2e.sh).
+if (import.meta.filename === process.argv[1]) {
+  console.log(install({ name: "node", version: deployedNodeVersion(), bin: "node" }));
+  console.log(deployedBundle());
 }
