@@ -21,7 +21,7 @@ import { validator } from "hono/validator";
 import { createHash } from "node:crypto";
 import type { Server } from "node:http";
 import * as v from "valibot";
-import { CustomizeRequest, SyncRequest, customize, sync } from "./sync.ts";
+import { CustomizeRequest, REFUSALS, SyncRequest, customize, sync, type Reason, type Refusal } from "./sync.ts";
 
 export const SYNC_PATH = "/sync";
 export const CUSTOMIZE_PATH = "/customize";
@@ -143,6 +143,10 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
   app.post(SYNC_PATH, ...hookRequest(SyncRequest, "sync hook"), (c) => {
     const { parent, children, related } = c.req.valid("json");
     const answer = sync(parent, children, related, now);
+    // Metacontroller shows a refusal only in the Project's status; the
+    // operator reading this log should see it too, with whose it is.
+    const [ready] = answer.status.conditions;
+    if (ready && isRefusal(ready.reason)) console.warn(`Project ${parent.metadata.name} refused: ${ready.reason}: ${ready.message}`);
     // Spelled out so that nothing else can slip in: hook v2 decodes the
     // answer strictly and fails on any key it does not know.
     const body = JSON.stringify({ status: answer.status, children: answer.children });
@@ -221,6 +225,8 @@ function limitBodySize(maxBytes: number): MiddlewareHandler {
     return Number(declared) > maxBytes ? tooLarge(c) : next();
   };
 }
+
+const isRefusal = (reason: Reason): reason is Refusal => (REFUSALS as readonly Reason[]).includes(reason);
 
 function methodNotAllowed(allow: string) {
   return (c: Context) =>

@@ -41,6 +41,7 @@ const ProjectSpec = v.looseObject({
   description: v.nullish(v.string()),
   license: v.nullish(v.string()),
   members: v.nullish(v.array(v.unknown())),
+  deletionProtection: v.nullish(v.boolean()),
 });
 
 // The status is our own previous answer, read back only to keep a condition's
@@ -74,7 +75,12 @@ export const Project = v.looseObject({
 });
 
 const NamespaceStatus = v.nullish(v.looseObject({ phase: v.nullish(v.string()) }));
-const ObservedNamespace = v.looseObject({ status: NamespaceStatus });
+// The Project's own Namespace is read for its annotations too: when the spec
+// cannot be carried out, they are kept as they are.
+const ObservedNamespace = v.looseObject({
+  metadata: v.optional(v.looseObject({ annotations: v.nullish(v.record(v.string(), v.string())) })),
+  status: NamespaceStatus,
+});
 
 // A Namespace that is not the Project's own is read for who owns it, so that
 // the status can name them.
@@ -147,11 +153,34 @@ export type Project = v.InferOutput<typeof Project>;
 export type ObservedChildren = v.InferOutput<typeof ObservedChildren>;
 export type RelatedObjects = v.InferOutput<typeof RelatedObjects>;
 
+/** The annotations `sync` writes onto the Namespace, and so the only ones it ever changes. */
+export const NAMESPACE_ANNOTATIONS = ["description", "license"] as const;
+type NamespaceAnnotations = Record<(typeof NAMESPACE_ANNOTATIONS)[number], string>;
+
 export type Namespace = {
   apiVersion: "v1";
   kind: "Namespace";
-  metadata: { name: string; annotations: { description: string; license: string } };
+  metadata: {
+    name: string;
+    /** Only on a protected Project's Namespace: the Project's name under PROTECTED_BY_LABEL. */
+    labels?: Record<string, string>;
+    /** Both, as the spec says; or, when the spec cannot be carried out, those observed. */
+    annotations: Partial<NamespaceAnnotations>;
+  };
 };
+
+// Every answer where `sync` does not do what the spec asks until a person
+// acts; the webhook logs each with the Project's name. None of them ever
+// costs the Project a Namespace it has (see the invariant in part 5).
+export const REFUSALS = ["InvalidName", "SpecTooLarge", "InvalidMembers", "NamespaceConflict"] as const;
+export type Refusal = (typeof REFUSALS)[number];
+export type Reason =
+  | Refusal
+  | "WaitingForNamespace"
+  | "NamespaceTerminating"
+  | "NamespaceNotActive"
+  | "WaitingForRoleBindings"
+  | "NamespaceActive";
 
 /** The Kubernetes condition shape, as `kubectl wait --for=condition=Ready` reads it. */
 export type ReadyCondition = {
@@ -159,7 +188,7 @@ export type ReadyCondition = {
   status: "True" | "False";
   observedGeneration?: number;
   lastTransitionTime: string;
-  reason: string;
+  reason: Reason;
   message: string;
 };
 
@@ -190,8 +219,8 @@ export type ProjectStatus = {
 /** Exactly the two keys Metacontroller reads: with hook v2 it rejects any other. */
 export type SyncResponse = {
   status: ProjectStatus;
-  /** The Namespace first, if any, then its RoleBindings. */
-  children: [] | [Namespace, ...RoleBinding[]];
+  /** The Namespaces first, the Project's own leading, then its RoleBindings. */
+  children: (Namespace | RoleBinding)[];
 };
 
 /** Objects picked by name, the one kind of rule this controller needs. */
@@ -202,6 +231,12 @@ export type CustomizeResponse = { relatedResources: RelatedResourceRule[] };
 
 export const NAMESPACE_PREFIX = "proj-";
 export const DEFAULT_LICENSE = "WTFPL";
+
+// A protected Project's Namespaces carry this label, with the Project's name
+// as its value; k8s.yaml's admission policy refuses to delete a Namespace
+// that has it, unless the garbage collector does so because the Project is
+// gone. It follows spec.deletionProtection on every sync.
+export const PROTECTED_BY_LABEL = "agrrh.com/protected-by-project";
 
 export function namespaceNameFor(projectName: string): string {
   return NAMESPACE_PREFIX + projectName;
@@ -254,7 +289,7 @@ export function asGoJson(value: unknown): string {
 export const WORST_BYTES_PER_UNIT = 9;
 export const WORST_FIXED_BYTES = 1024;
 
-function mayExceedAnnotationLimit({ description, license }: Namespace["metadata"]["annotations"]): boolean {
+function mayExceedAnnotationLimit({ description = "", license = "" }: Namespace["metadata"]["annotations"]): boolean {
   return WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * (description.length + license.length) > ANNOTATIONS_MAX_BYTES;
 }
 
@@ -393,11 +428,13 @@ export function sync(
   now: () => Date = () => new Date(),
 ): SyncResponse {
   const name = namespaceNameFor(parent.metadata.name);
+  const labels = parent.spec?.deletionProtection ? { labels: { [PROTECTED_BY_LABEL]: parent.metadata.name } } : {};
   const wanted: Namespace = {
     apiVersion: "v1",
     kind: "Namespace",
     metadata: {
       name,
+      ...labels,
       annotations: {
         description: parent.spec?.description ?? "",
         license: parent.spec?.license ?? DEFAULT_LICENSE,
@@ -430,7 +467,7 @@ export function sync(
   const status: ProjectStatus = {
     namespaces: Object.keys(observed).length,
     members: parent.spec?.members?.length ?? 0,
-    ...(refusal ? {} : { namespace: name }),
+    ...(refusal && !observed[name] ? {} : { namespace: name }),
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     conditions: [
       {
@@ -444,14 +481,35 @@ export function sync(
     ],
   };
 
-  // Phase 2: the desired children. Any observed child not listed here, such
-  // as a Namespace left over from an older naming rule or the RoleBinding of
-  // a role nobody holds any more, is deleted by Metacontroller. A Namespace
-  // the API server would refuse, or one whose name is taken, is not asked
-  // for: the create could only fail, and Metacontroller would retry it
-  // forever. Members that break the rules get no RoleBinding at all: access
-  // is withdrawn rather than guessed.
-  return { status, children: refusal || foreign ? [] : [wanted, ...roleBindings] };
+  // Phase 2: the desired children. Metacontroller deletes every observed
+  // child that is not listed here, and a Namespace takes all it holds with
+  // it. So, the invariant: every Namespace observed as this Project's child is
+  // in the answer, whatever else is wrong. When the spec cannot be carried
+  // out, it is kept as observed: its annotations as they are, so that a
+  // refusal changes nothing. Only its protection follows the spec, always.
+  // A Namespace the API server would refuse, or one whose name is taken, is
+  // not asked for: the create could only fail, and Metacontroller would
+  // retry it forever. The RoleBinding of a role nobody holds any more is
+  // left out, and so removed; members that break the rules get no
+  // RoleBinding at all: access is withdrawn rather than guessed.
+  const keptAsObserved = (observedName: string): Namespace => ({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: observedName, ...labels, annotations: ownAnnotationsOf(observed[observedName]) },
+  });
+  const carriedOut = !refusal && !foreign;
+  const namespaces = [
+    ...(carriedOut ? [wanted] : []),
+    ...Object.keys(observed)
+      .filter((observedName) => !(carriedOut && observedName === name))
+      .map(keptAsObserved),
+  ];
+  return { status, children: [...namespaces, ...roleBindings] };
+}
+
+function ownAnnotationsOf(namespace: ObservedChildren[typeof NAMESPACES][string] | undefined): Partial<NamespaceAnnotations> {
+  const observed = namespace?.metadata?.annotations ?? {};
+  return Object.fromEntries(NAMESPACE_ANNOTATIONS.flatMap((key) => (observed[key] === undefined ? [] : [[key, observed[key]]])));
 }
 
 /** One RoleBinding per role that has members, its subjects in a fixed order so that the same spec gives the same answer. */

@@ -71,3 +71,49 @@ export function schemaErrors(schema: any, value: unknown, path = "self"): string
   }
   return errors;
 }
+
+/** What the API server puts in a DELETE's admission attributes that the manifest's policies read. */
+export type DeleteRequest = {
+  resource: { group: string; resource: string };
+  /** The name in the request's path: empty for a collection delete, which is admitted item by item. */
+  name: string;
+  oldObject: Json;
+  username: string;
+};
+
+/**
+ * What a ValidatingAdmissionPolicy decides on a DELETE, as far as the
+ * manifest's policies use it: resourceRules (group, resource, operation,
+ * resourceNames against the request's name), the objectSelector's
+ * matchLabels and matchExpressions Exists against the old object's labels,
+ * matchConditions, then the validations in order.
+ */
+export function admitDelete(policy: any, request: DeleteRequest): { matched: boolean; allowed: boolean; message?: string } {
+  const rules: any[] = policy.spec.matchConstraints.resourceRules;
+  const ruleMatches = rules.some(
+    (rule) =>
+      rule.apiGroups.includes(request.resource.group) &&
+      rule.resources.includes(request.resource.resource) &&
+      rule.operations.includes("DELETE") &&
+      (!rule.resourceNames || rule.resourceNames.includes(request.name)),
+  );
+  const labels: Record<string, string> = (request.oldObject as any)?.metadata?.labels ?? {};
+  const selector = policy.spec.matchConstraints.objectSelector ?? {};
+  const selected =
+    Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value) &&
+    (selector.matchExpressions ?? []).every(({ key, operator }: { key: string; operator: string }) => {
+      if (operator !== "Exists") throw new Error(`objectSelector operator ${operator} is not simulated`);
+      return key in labels;
+    });
+  const variables = { oldObject: request.oldObject, request: { userInfo: { username: request.username }, name: request.name } };
+  const conditionsHold = (policy.spec.matchConditions ?? []).every(
+    ({ expression }: { expression: string }) => evaluateCel(expression, variables) === true,
+  );
+  if (!ruleMatches || !selected || !conditionsHold) return { matched: false, allowed: true };
+  for (const validation of policy.spec.validations) {
+    if (evaluateCel(validation.expression, variables) === true) continue;
+    const message = validation.messageExpression ? String(evaluateCel(validation.messageExpression, variables)) : validation.message;
+    return { matched: true, allowed: false, message };
+  }
+  return { matched: true, allowed: true };
+}

@@ -28,7 +28,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseAllDocuments, stringify } from "yaml";
-import { PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
+import { PROJECT_NAME_RULE, PROTECTED_BY_LABEL, namespaceNameFor } from "../sync.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -353,27 +353,68 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(owner, CONFLICTING);
     });
 
-    await step(`12. a protected Project ${PROJECT} is not deleted until its protection is lifted`, async () => {
+    // An older CRD, without the length limits, let through a spec that sync
+    // cannot carry out. It must say so and keep the Namespace with all in it.
+    const keep: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "e2e-keep", namespace: NAMESPACE }, data: { kept: "yes" } };
+    let refusedAt: number | undefined;
+    await step(`12. a description too large for an older CRD gets SpecTooLarge, and ${NAMESPACE} keeps what it holds`, async () => {
+      if (installed) return log("     (not tried: the CRD is not this run's to change)");
+      await create(keep);
+      const limit = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/description/maxLength";
+      await must(["patch", "crd", "projects.agrrh.com", "--type=json", "-p", JSON.stringify([{ op: "remove", path: limit }])]);
+      // Larger than one command-line argument may be: the patch goes through stdin.
+      const tooLarge = JSON.stringify({ spec: { description: "a".repeat(140_000) } });
+      await eventually("the API server takes a description over the old limit", async () =>
+        (await kubectl(["patch", "project", PROJECT, "--type=merge", "--patch-file=/dev/stdin"], tooLarge)).ok,
+      );
+      await must(["wait", readyReason("SpecTooLarge"), `project/${PROJECT}`, `--timeout=${TIMEOUT}`]);
+      refusedAt = Date.now();
+      assert.equal(await must(["get", "project", PROJECT, "-o", "jsonpath={.status.namespace}"]), NAMESPACE);
+      assert.equal(await must(["get", "namespace", NAMESPACE, "-o", "jsonpath={.metadata.deletionTimestamp}"]), "", `${NAMESPACE} is being deleted`);
+      assert.ok(await exists(keep), `${describeObject(keep)} is gone`);
+      await must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"description":"Created by test/e2e.ts"}}']);
+      await waitForReady(PROJECT);
+    });
+
+    await step(`13. a protected Project ${PROJECT} and its Namespace are not deleted until the protection is lifted`, async () => {
       await must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"deletionProtection":true}}']);
+      const label = `jsonpath={.metadata.labels.${PROTECTED_BY_LABEL.replaceAll(".", "\\.")}}`;
+      await must(["wait", `--for=${label}=${PROJECT}`, `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
       const refused = await kubectl(["delete", "project", PROJECT]);
       if (refused.ok) created.splice(created.indexOf(theProject), 1);
       assert.equal(refused.ok, false, `${PROJECT} was deleted`);
+      const namespaceRefused = await kubectl(["delete", "namespace", NAMESPACE, "--wait=false"]);
+      assert.equal(namespaceRefused.ok, false, `${NAMESPACE} was deleted`);
+      assert.match(namespaceRefused.stderr, new RegExp(`Namespace ${NAMESPACE} belongs to Project ${PROJECT}, which has spec.deletionProtection set`));
       // The refusal says how to lift the protection; do exactly that.
       const lift = new RegExp(`kubectl patch project ${PROJECT} --type=merge -p '(.+)'`).exec(refused.stderr);
       assert.ok(lift?.[1], refused.stderr);
-      assert.ok((await kubectl(["get", "namespace", NAMESPACE])).ok, `${NAMESPACE} is still there`);
       await must(["patch", "project", PROJECT, "--type=merge", "-p", lift[1]]);
+      await eventually(`the label leaves ${NAMESPACE}`, async () => (await must(["get", "namespace", NAMESPACE, "-o", label])) === "");
     });
 
-    await step("13. deleting the Project CRD is refused until it is annotated for it (server-side dry run)", async () => {
+    await step("14. deleting the Project CRD is refused until it is annotated for it, also as a collection (server-side dry runs)", async () => {
       const refused = await kubectl(["delete", "crd", "projects.agrrh.com", "--dry-run=server"]);
       assert.equal(refused.ok, false, "the CRD would have been deleted");
       assert.ok(refused.stderr.includes(`kubectl annotate crd projects.agrrh.com ${CRD_DELETION_ANNOTATION}=true`), refused.stderr);
+      const collection = await kubectl(["delete", "--raw", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All"]);
+      assert.equal(collection.ok, false, "a collection delete would have deleted the CRD");
+      assert.match(collection.stderr, /projects\.agrrh\.com/);
     });
 
-    await step(`14. deleting Project ${PROJECT} deletes ${NAMESPACE}`, async () => {
+    await step(`15. ${describeObject(keep)} is still there a minute after the refusal`, async () => {
+      if (refusedAt === undefined) return log("     (not tried: see step 12)");
+      const since = refusedAt;
+      await eventually("a minute", async () => {
+        assert.ok(await exists(keep), `${describeObject(keep)} is gone`);
+        return Date.now() - since >= 60_000;
+      });
+    });
+
+    await step(`16. deleting Project ${PROJECT} deletes ${NAMESPACE} within a minute`, async () => {
       await remove(theProject);
-      await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
+      await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, "--timeout=60s"]);
+      if (created.includes(keep)) created.splice(created.indexOf(keep), 1);
     });
   } catch (failure) {
     if (failure instanceof Skip) {

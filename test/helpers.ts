@@ -1,7 +1,7 @@
 // Builders for the requests the tests send, so each test states only what it
 // is about, and the table the runtime test and the benchmark print.
 import { readFileSync } from "node:fs";
-import { NAMESPACES, ROLE_BINDINGS, type ObservedChildren, type Project, type RelatedObjects, type RoleBinding } from "../sync.ts";
+import { NAMESPACES, ROLE_BINDINGS, type Namespace, type ObservedChildren, type Project, type RelatedObjects, type RoleBinding, type SyncResponse } from "../sync.ts";
 
 export type FixtureName = "first-sync" | "steady-sync" | "members-sync";
 
@@ -69,6 +69,16 @@ export function related(byName: Record<string, { phase?: string; owners?: Owner[
     };
   }
   return { [NAMESPACES]: namespaces };
+}
+
+/** The first Namespace an answer asks for: the Project's own, where it asks for one. */
+export function namespaceIn(answer: SyncResponse): Namespace | undefined {
+  return answer.children.find((child): child is Namespace => child.kind === "Namespace");
+}
+
+/** The RoleBindings an answer asks for. */
+export function roleBindingsIn(answer: SyncResponse): RoleBinding[] {
+  return answer.children.filter((child): child is RoleBinding => child.kind === "RoleBinding");
 }
 
 export function deepFreeze<T>(value: T): T {

@@ -317,6 +317,24 @@ describe("HTTP: bad input gets a short JSON error", () => {
 });
 
 describe("HTTP: health and logs", () => {
+  test("a sync that refuses the spec logs a warning naming the Project, the reason and the message", async (t) => {
+    quietly(t);
+    const warn = t.mock.method(console, "warn", () => {});
+    const request = fixture("steady-sync");
+    // Each "<" costs 7 bytes of annotations (Go escapes it in the copy), yet the body stays under the 64 KiB limit.
+    request.parent.spec = { description: "<".repeat(40_000), license: "MIT" };
+    assert.equal((await post(request)).status, 200);
+    assert.equal(warn.mock.callCount(), 1);
+    assert.match(String(warn.mock.calls[0]?.arguments[0]), /^Project test refused: SpecTooLarge: description and license would make \d+ bytes/);
+  });
+
+  test("a sync that carries out the spec logs no warning", async (t) => {
+    quietly(t);
+    const warn = t.mock.method(console, "warn", () => {});
+    assert.equal((await post(fixture("steady-sync"))).status, 200);
+    assert.equal(warn.mock.callCount(), 0);
+  });
+
   test("GET /healthz answers 200", async () => {
     const response = await app.request(HEALTH_PATH);
     assert.equal(response.status, 200);

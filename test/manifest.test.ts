@@ -25,6 +25,7 @@ import {
   Members,
   ObservedChildren,
   PROJECT_NAME_RULE,
+  PROTECTED_BY_LABEL,
   ROLES,
   RelatedObjects,
   asGoJson,
@@ -33,9 +34,9 @@ import {
   namespaceNameFor,
   sync,
 } from "../sync.ts";
-import { evaluateCel, schemaErrors } from "./cel.ts";
+import { admitDelete, evaluateCel, schemaErrors, type DeleteRequest } from "./cel.ts";
 import { MEMBER_CASES } from "./member-cases.ts";
-import { clock, fixture, namespaces, project, related } from "./helpers.ts";
+import { clock, fixture, namespaceIn, namespaces, project, related, roleBindingsIn } from "./helpers.ts";
 import {
   BUNDLE_FILE,
   CHECKSUM_ANNOTATION,
@@ -80,6 +81,15 @@ const named = (kind: string, name: string): any => {
 };
 const projectPolicy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-deletion-protection");
 const crdPolicy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-crd-deletion-protection");
+const namespacePolicy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-namespace-deletion-protection");
+
+/** A DELETE as the API server admits it: by name, or item by item for a collection delete, whose request names none. */
+const deleting = (group: string, resource: string, oldObject: any, { collection = false, username = "alice" } = {}): DeleteRequest => ({
+  resource: { group, resource },
+  name: collection ? "" : oldObject.metadata.name,
+  oldObject,
+  username,
+});
 const pod = deployment.spec.template.spec;
 const podLabels = deployment.spec.template.metadata.labels;
 const webhook = pod.containers.find((container: any) => container.name === "webhook");
@@ -102,6 +112,8 @@ describe("manifest: documents", () => {
         "Namespace",
         "CustomResourceDefinition",
         "CompositeController",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
         "ValidatingAdmissionPolicy",
@@ -159,7 +171,7 @@ describe("manifest: built-in objects validate against the published Kubernetes s
 
   test("the Namespace and RoleBindings that sync asks for are valid too", () => {
     const answer = withMembers();
-    const [namespaceChild, ...roleBindings] = answer.children;
+    const [namespaceChild, roleBindings] = [namespaceIn(answer), roleBindingsIn(answer)];
     assert.equal(answer.status.conditions[0]?.reason, "WaitingForRoleBindings", "the members are valid");
     assert.doesNotThrow(() => new Namespace(namespaceChild).validate());
     assert.equal(roleBindings.length, 3);
@@ -529,23 +541,35 @@ describe("manifest: deletion protection", () => {
     assert.equal(onDelete(crdPolicy, otherValue).allowed, false);
   });
 
-  test("each policy matches DELETE of exactly its resource: Projects, and the Project CRD by name", () => {
+  const crdDelete = (object: any, options?: { collection?: boolean }) =>
+    admitDelete(crdPolicy, deleting("apiextensions.k8s.io", "customresourcedefinitions", object, options));
+
+  test("the CRD guard holds for a collection delete too, and lets every other CRD go", () => {
+    for (const collection of [false, true]) {
+      assert.deepEqual(
+        { ...crdDelete(crd, { collection }), message: undefined },
+        { matched: true, allowed: false, message: undefined },
+        collection ? "a collection delete" : "a delete by name",
+      );
+    }
+    const other = { ...crd, metadata: { name: "compositecontrollers.metacontroller.k8s.io" } };
+    assert.equal(crdDelete(other, { collection: true }).matched, false);
+  });
+
+  test("the Project guard holds for a collection delete of Projects", () => {
+    const request = deleting(crd.spec.group, crd.spec.names.plural, protectedProject(true), { collection: true });
+    assert.equal(admitDelete(projectPolicy, request).allowed, false);
+    assert.equal(admitDelete(projectPolicy, { ...request, oldObject: protectedProject(false) as any }).allowed, true);
+  });
+
+  test("the Project guard matches DELETE of Projects, whatever their version", () => {
     assert.deepEqual(projectPolicy.spec.matchConstraints.resourceRules, [
       { apiGroups: [crd.spec.group], apiVersions: ["*"], operations: ["DELETE"], resources: [crd.spec.names.plural] },
-    ]);
-    assert.deepEqual(crdPolicy.spec.matchConstraints.resourceRules, [
-      {
-        apiGroups: ["apiextensions.k8s.io"],
-        apiVersions: ["*"],
-        operations: ["DELETE"],
-        resources: ["customresourcedefinitions"],
-        resourceNames: [crd.metadata.name],
-      },
     ]);
   });
 
   test("each policy is bound once, to deny, and refuses when it cannot be evaluated", () => {
-    for (const policy of [projectPolicy, crdPolicy]) {
+    for (const policy of [projectPolicy, crdPolicy, namespacePolicy]) {
       const bindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === policy.metadata.name);
       assert.equal(bindings.length, 1, policy.metadata.name);
       assert.deepEqual(bindings[0].spec.validationActions, ["Deny"]);
@@ -656,5 +680,45 @@ describe("manifest: the pod passes Pod Security restricted", () => {
         assert.ok(object.metadata.labels[`app.kubernetes.io/${label}`], `${object.kind ?? "pod template"}: ${label}`);
       }
     }
+  });
+});
+
+describe("manifest: a protected Project's Namespace", () => {
+  // The Namespace as sync asks for it, as the API server stores it.
+  const answer = sync(project("shop", { spec: { deletionProtection: true } }), namespaces(), related(), clock("2026-11-30T00:00:00Z"));
+  const labelled = { ...namespaceIn(answer), metadata: { ...namespaceIn(answer)?.metadata, uid: "u", ownerReferences: [{ kind: "Project", name: "shop" }] } };
+  const namespaceDelete = (oldObject: any, options?: { collection?: boolean; username?: string }) =>
+    admitDelete(namespacePolicy, deleting("", "namespaces", oldObject, options));
+
+  test("is refused to a person, also by a collection delete, naming the Project and the patch that lifts its protection", () => {
+    for (const collection of [false, true]) {
+      const { allowed, message } = namespaceDelete(labelled, { collection });
+      assert.equal(allowed, false);
+      assert.match(String(message), /^Namespace proj-shop belongs to Project shop, which has spec\.deletionProtection set/);
+      assert.match(String(message), /kubectl patch project shop --type=merge -p '\{"spec":\{"deletionProtection":false\}\}'$/);
+    }
+  });
+
+  test("goes when the garbage collector deletes it, its Project gone, as its own ServiceAccount or as the controller manager", () => {
+    for (const username of ["system:serviceaccount:kube-system:generic-garbage-collector", "system:kube-controller-manager"]) {
+      assert.equal(namespaceDelete(labelled, { username }).allowed, true, username);
+    }
+  });
+
+  test("already terminating, its last delete by the namespace controller goes through, so it never gets stuck", () => {
+    const terminating = { ...labelled, metadata: { ...labelled.metadata, deletionTimestamp: "2026-11-30T00:00:00Z" } };
+    assert.equal(namespaceDelete(terminating, { username: "system:serviceaccount:kube-system:namespace-controller" }).allowed, true);
+  });
+
+  test("an unprotected Project's Namespace, and any other, can be deleted", () => {
+    const unprotected = namespaceIn(sync(project("shop"), namespaces(), related(), clock("2026-11-30T00:00:00Z")));
+    assert.equal(namespaceDelete(unprotected).allowed, true);
+    assert.equal(namespaceDelete({ metadata: { name: "team-x", labels: { other: "x" } } }).allowed, true);
+  });
+
+  test("the policy selects by the label sync writes", () => {
+    const [expression] = namespacePolicy.spec.matchConstraints.objectSelector.matchExpressions;
+    assert.deepEqual(expression, { key: PROTECTED_BY_LABEL, operator: "Exists" });
+    assert.ok(JSON.stringify(namespacePolicy.spec.validations).includes(`labels['${PROTECTED_BY_LABEL}']`));
   });
 });

@@ -11,15 +11,21 @@ import {
   PROJECT_NAME_RULE,
   MEMBER_RULES,
   MAX_MEMBERS,
+  NAMESPACES,
+  PROTECTED_BY_LABEL,
+  REFUSALS,
   annotationBytes,
   customize,
   isValidNamespaceName,
   sync,
+  type Namespace,
   type ObservedChildren,
   type Project,
+  type Refusal,
+  type RelatedObjects,
   type RoleBinding,
 } from "../sync.ts";
-import { clock, deepFreeze, fixture, namespaces, project, related, withRoleBindings } from "./helpers.ts";
+import { clock, deepFreeze, fixture, namespaceIn, namespaces, project, related, roleBindingsIn, withRoleBindings } from "./helpers.ts";
 import { MEMBER_CASES } from "./member-cases.ts";
 
 const at = clock("2026-11-30T12:00:00.123Z");
@@ -50,19 +56,19 @@ describe("sync: the desired Namespace", () => {
   });
 
   test("a Project without spec gets license WTFPL and an empty description", () => {
-    const [namespace] = sync(project("bare"), namespaces(), related(), at).children;
+    const namespace = namespaceIn(sync(project("bare"), namespaces(), related(), at));
     assert.deepEqual(namespace?.metadata.annotations, { description: "", license: "WTFPL" });
   });
 
   test("a Project with null spec fields gets the same defaults", () => {
     for (const spec of [null, { description: null, license: null }]) {
-      const [namespace] = sync(project("bare", { spec }), namespaces(), related(), at).children;
+      const namespace = namespaceIn(sync(project("bare", { spec }), namespaces(), related(), at));
       assert.deepEqual(namespace?.metadata.annotations, { description: "", license: "WTFPL" });
     }
   });
 
   test("an empty license is kept, not replaced by the default", () => {
-    const [namespace] = sync(project("test", { spec: { license: "" } }), namespaces(), related(), at).children;
+    const namespace = namespaceIn(sync(project("test", { spec: { license: "" } }), namespaces(), related(), at));
     assert.equal(namespace?.metadata.annotations.license, "");
   });
 
@@ -75,20 +81,21 @@ describe("sync: the desired Namespace", () => {
 
   test("a changed spec asks for the new annotations on the existing Namespace", () => {
     const answer = sync(project("test", { spec: { license: "Apache-2.0" } }), namespaces({ "proj-test": "Active" }), related(), at);
-    assert.equal(answer.children[0]?.metadata.annotations.license, "Apache-2.0");
+    assert.equal(namespaceIn(answer)?.metadata.annotations.license, "Apache-2.0");
   });
 
-  test("observed Namespaces the Project does not want are left out, so Metacontroller deletes them", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": "Active", "proj-old-name": "Active" }), related(), at);
-    assert.deepEqual(
-      answer.children.map((namespace) => namespace.metadata.name),
-      ["proj-test"],
-    );
+  test("a Namespace the Project owns under another name, as an older naming rule gave, is kept as observed", () => {
+    const children = namespaces({ "proj-test": "Active", "proj-old-name": "Active" });
+    children[NAMESPACES]["proj-old-name"]!.metadata = { name: "proj-old-name", annotations: { license: "GPL", owner: "ops" } };
+    const answer = sync(project("test"), children, related(), at);
+    assert.deepEqual(answer.children.slice(1), [
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-old-name", annotations: { license: "GPL" } } },
+    ]);
     assert.equal(answer.status.namespaces, 2);
   });
 
   test("only apiVersion, kind, name and annotations are set: Metacontroller adds the labels and owner", () => {
-    const [namespace] = sync(project("test"), namespaces(), related(), at).children;
+    const namespace = namespaceIn(sync(project("test"), namespaces(), related(), at));
     assert.deepEqual(Object.keys(namespace ?? {}), ["apiVersion", "kind", "metadata"]);
     assert.deepEqual(Object.keys(namespace?.metadata ?? {}), ["name", "annotations"]);
   });
@@ -114,11 +121,6 @@ describe("sync: names that cannot become a Namespace", () => {
     assert.equal(isValidNamespaceName(`proj-${longest}a`), false);
   });
 
-  test("an invalid Namespace that was observed anyway is deleted", () => {
-    const answer = sync(project("my.project"), namespaces({ "proj-my.project": "Active" }), related(), at);
-    assert.deepEqual(answer.children, []);
-    assert.equal(answer.status.namespaces, 1);
-  });
 });
 
 describe("sync: annotations the API server would refuse", () => {
@@ -143,7 +145,7 @@ describe("sync: annotations the API server would refuse", () => {
   test("the quick worst-case bound never counts fewer bytes than the exact count", () => {
     for (const unit of ["a", "é", "<", "\u2028", "\u0001", "😀", "\ud800"]) {
       for (const length of [0, 1, 1000]) {
-        const [namespace] = sync(project("a".repeat(58), { spec: { description: unit.repeat(length), license: unit } }), namespaces(), related(), at).children;
+        const namespace = namespaceIn(sync(project("a".repeat(58), { spec: { description: unit.repeat(length), license: unit } }), namespaces(), related(), at));
         assert.ok(namespace);
         const units = unit.length * (length + 1);
         assert.ok(annotationBytes(namespace) <= WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * units, `${JSON.stringify(unit)} x ${length}`);
@@ -152,7 +154,7 @@ describe("sync: annotations the API server would refuse", () => {
   });
 
   test("the count is every annotation key and value, Metacontroller's key and its JSON copy, and 256 bytes for its label", () => {
-    const [namespace] = sync(project("a", { spec: { description: "d", license: "MIT" } }), namespaces(), related(), at).children;
+    const namespace = namespaceIn(sync(project("a", { spec: { description: "d", license: "MIT" } }), namespaces(), related(), at));
     assert.ok(namespace);
     const copy = '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"proj-a","annotations":{"description":"d","license":"MIT"}}}';
     const expected =
@@ -174,7 +176,7 @@ describe("sync: annotations the API server would refuse", () => {
   ] as const) {
     test(`${JSON.stringify(character)} in a description counts ${bytes} bytes`, () => {
       const count = (description: string) => {
-        const [namespace] = sync(project("a", { spec: { description } }), namespaces(), related(), at).children;
+        const namespace = namespaceIn(sync(project("a", { spec: { description } }), namespaces(), related(), at));
         assert.ok(namespace);
         return annotationBytes(namespace);
       };
@@ -287,7 +289,7 @@ describe("sync: members get access through RoleBindings", () => {
   ];
   const shop = (list: unknown[] = members, fields: Parameters<typeof project>[1] = {}) =>
     project("shop", { ...fields, spec: { description: "Web shop", license: "MIT", members: list } });
-  const roleBindingsOf = (answer: ReturnType<typeof sync>) => answer.children.slice(1) as RoleBinding[];
+  const roleBindingsOf = roleBindingsIn;
   // What the example asks for once its Namespace is Active, and the children with all of it in place.
   const asked = roleBindingsOf(sync(shop(), active, related(), at));
   const inPlace = withRoleBindings(active, asked);
@@ -442,6 +444,71 @@ describe("sync: members get access through RoleBindings", () => {
       ready(sync(shop(list), active, related(), at)).message,
       `spec.members[1]: ${MEMBER_RULES.serviceAccount}. Until that is fixed, no member has access.`,
     );
+  });
+});
+
+describe("sync: no answer costs a Project a Namespace it has", () => {
+  // Metacontroller deletes every observed child an answer leaves out, and a
+  // Namespace takes all it holds with it. Every answer in which sync does not
+  // carry out the spec is tried here against an observation that already has
+  // the Namespace, with annotations of its own: a refusal added to REFUSALS
+  // without a case here does not compile.
+  const observedAnnotations = { description: "what was there", license: "MIT", "team.example.com/owner": "ops" };
+  const having = (...names: string[]) => {
+    const children = namespaces(Object.fromEntries(names.map((name) => [name, "Active"])));
+    for (const name of names) children[NAMESPACES][name]!.metadata = { name, annotations: { ...observedAnnotations } };
+    return children;
+  };
+  const cases: Record<Refusal, { parent: Project; children: ObservedChildren; related?: RelatedObjects }> = {
+    InvalidName: { parent: project("my.project"), children: having("proj-my.project") },
+    SpecTooLarge: { parent: project("big", { spec: { description: "a".repeat(140_000) } }), children: having("proj-big") },
+    InvalidMembers: { parent: project("shop", { spec: { members: [{ kind: "Robot", name: "r2", role: "view" }] } }), children: having("proj-shop") },
+    // The name is taken by someone else's Namespace; the one the Project owns under an older name stays.
+    NamespaceConflict: { parent: project("shop"), children: having("proj-shop-old"), related: related({ "proj-shop": { phase: "Active" } }) },
+  };
+  for (const reason of REFUSALS) {
+    test(`${reason}: every observed Namespace is in the answer, with the annotations sync owns as they were`, () => {
+      const { parent, children, related: relatedObjects = related() } = cases[reason];
+      const answer = sync(parent, children, relatedObjects, at);
+      assert.equal(ready(answer).reason, reason);
+      for (const name of Object.keys(children[NAMESPACES])) {
+        const kept = answer.children.find((child) => child.kind === "Namespace" && child.metadata.name === name) as Namespace | undefined;
+        assert.ok(kept, `${name} is in the answer`);
+        if (reason !== "InvalidMembers") assert.deepEqual(kept.metadata.annotations, { description: "what was there", license: "MIT" });
+      }
+    });
+  }
+
+  test("a Project whose spec is too large still names its Namespace in the status", () => {
+    const { parent, children } = cases.SpecTooLarge;
+    assert.equal(sync(parent, children, related(), at).status.namespace, "proj-big");
+  });
+
+  test("without a Namespace yet, a refused Project asks for none and names none", () => {
+    const answer = sync(cases.SpecTooLarge.parent, namespaces(), related(), at);
+    assert.deepEqual(answer.children, []);
+    assert.equal(answer.status.namespace, undefined);
+  });
+});
+
+describe("sync: deletion protection", () => {
+  test("a protected Project's Namespace carries its name under the protection label", () => {
+    const answer = sync(project("shop", { spec: { deletionProtection: true } }), namespaces(), related(), at);
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROTECTED_BY_LABEL]: "shop" });
+  });
+
+  test("an unprotected Project's Namespace asks for no label, so the one it had is removed", () => {
+    for (const deletionProtection of [false, null, undefined]) {
+      const answer = sync(project("shop", { spec: { deletionProtection } }), namespaces({ "proj-shop": "Active" }), related(), at);
+      assert.equal(namespaceIn(answer)?.metadata.labels, undefined);
+    }
+  });
+
+  test("the protection follows the spec even when the rest of it cannot be carried out", () => {
+    const spec = { description: "a".repeat(140_000), deletionProtection: true };
+    const answer = sync(project("big", { spec }), namespaces({ "proj-big": "Active" }), related(), at);
+    assert.equal(ready(answer).reason, "SpecTooLarge");
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROTECTED_BY_LABEL]: "big" });
   });
 });
 
