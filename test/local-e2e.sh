@@ -34,7 +34,7 @@ stop() {
     echo "--- Metacontroller's last lines about e2e Projects"
     grep -a 'e2e-' "$logs/metacontroller.log" 2>/dev/null | tail -n 30 || true
     echo "--- Metacontroller's last errors"
-    grep -a -i '"level":"error"\|error' "$logs/metacontroller.log" 2>/dev/null | tail -n 10 || true
+    grep -a '"level":"error"' "$logs/metacontroller.log" 2>/dev/null | tail -n 10 | cut -c1-400 || true
   fi
   [ -n "$webhook_pid" ] && kill -TERM "$webhook_pid" 2>/dev/null && wait "$webhook_pid" 2>/dev/null
   DOWN_WIPE=1 timeout 120 "$plane/down.sh" || true
