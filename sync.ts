@@ -90,8 +90,12 @@ const RelatedNamespace = v.looseObject({
   status: NamespaceStatus,
 });
 
-// A RoleBinding is read for what it grants, to tell whether it is as asked.
-const ObservedRoleBinding = v.looseObject({
+// A RoleBinding or ClusterRoleBinding is read for what it grants, to tell
+// whether it is as asked, and for the copy of our last answer that
+// Metacontroller keeps on it, to tell a subject added by hand from one we
+// asked for before.
+const ObservedBinding = v.looseObject({
+  metadata: v.optional(v.looseObject({ annotations: v.nullish(v.record(v.string(), v.string())) })),
   roleRef: v.looseObject({ name: v.string() }),
   subjects: v.nullish(
     v.array(v.looseObject({ kind: v.string(), name: v.string(), namespace: v.nullish(v.string()) })),
@@ -105,11 +109,15 @@ const ObservedRoleBinding = v.looseObject({
 // to the wrong controller: better refused than answered.
 export const NAMESPACES = "Namespace.v1";
 export const ROLE_BINDINGS = "RoleBinding.rbac.authorization.k8s.io/v1";
+export const CLUSTER_ROLES = "ClusterRole.rbac.authorization.k8s.io/v1";
+export const CLUSTER_ROLE_BINDINGS = "ClusterRoleBinding.rbac.authorization.k8s.io/v1";
 const ObjectsByName = v.record(v.string(), v.looseObject({}));
 export const ObservedChildren = v.objectWithRest(
   {
     [NAMESPACES]: v.record(v.string(), ObservedNamespace),
-    [ROLE_BINDINGS]: v.record(v.string(), ObservedRoleBinding),
+    [ROLE_BINDINGS]: v.record(v.string(), ObservedBinding),
+    [CLUSTER_ROLES]: ObjectsByName,
+    [CLUSTER_ROLE_BINDINGS]: v.record(v.string(), ObservedBinding),
   },
   ObjectsByName,
 );
@@ -180,6 +188,7 @@ export type Reason =
   | "NamespaceTerminating"
   | "NamespaceNotActive"
   | "WaitingForRoleBindings"
+  | "RevokingUndeclaredAccess"
   | "NamespaceActive";
 
 /** The Kubernetes condition shape, as `kubectl wait --for=condition=Ready` reads it. */
@@ -205,6 +214,24 @@ export type RoleBinding = {
   subjects: Subject[];
 };
 
+/** What lets a Project's members read the Project itself, which no RoleBinding in its Namespace can. */
+export type ClusterRole = {
+  apiVersion: "rbac.authorization.k8s.io/v1";
+  kind: "ClusterRole";
+  metadata: { name: string };
+  rules: [{ apiGroups: ["agrrh.com"]; resources: ["projects"]; resourceNames: [string]; verbs: ["get", "watch"] }];
+};
+
+export type ClusterRoleBinding = {
+  apiVersion: "rbac.authorization.k8s.io/v1";
+  kind: "ClusterRoleBinding";
+  metadata: { name: string };
+  roleRef: { apiGroup: "rbac.authorization.k8s.io"; kind: "ClusterRole"; name: string };
+  subjects: Subject[];
+};
+
+type Binding = RoleBinding | ClusterRoleBinding;
+
 export type ProjectStatus = {
   /** How many Namespaces this Project owns right now, as observed. */
   namespaces: number;
@@ -219,8 +246,8 @@ export type ProjectStatus = {
 /** Exactly the two keys Metacontroller reads: with hook v2 it rejects any other. */
 export type SyncResponse = {
   status: ProjectStatus;
-  /** The Namespaces first, the Project's own leading, then its RoleBindings. */
-  children: (Namespace | RoleBinding)[];
+  /** The Namespaces first, the Project's own leading, then its RoleBindings, then what lets its members read it. */
+  children: (Namespace | RoleBinding | ClusterRole | ClusterRoleBinding)[];
 };
 
 /** Objects picked by name, the one kind of rule this controller needs. */
@@ -265,7 +292,7 @@ export function isValidNamespaceName(name: string): boolean {
 // `&`, U+2028 and U+2029 become six bytes each). The label Metacontroller
 // adds to that copy gets a fixed allowance.
 export const ANNOTATIONS_MAX_BYTES = 256 * 1024;
-const LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-configuration";
+export const LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-configuration";
 const ALLOWANCE_FOR_METACONTROLLER_LABELS = 256;
 const utf8 = new TextEncoder();
 
@@ -311,6 +338,7 @@ export const MEMBER_NAME_MAX_LENGTH = 253;
 // What the API server demands of a ServiceAccount subject, so that a
 // RoleBinding it would refuse is never asked for.
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const SERVICE_ACCOUNTS_OF_A_NAMESPACE = /^system:serviceaccounts:[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export const MEMBER_RULES = {
   kind: `a member's kind is one of ${MEMBER_KINDS.join(", ")}`,
@@ -321,6 +349,9 @@ export const MEMBER_RULES = {
     "lowercase letters, digits, '-' or '.'",
   cluster: "only a ServiceAccount member has a namespace: Users and Groups are cluster-wide",
   once: "each User, Group or ServiceAccount is listed once, with one role",
+  everyone:
+    "a User or Group named system:... stands for everyone or for the cluster itself; name a ServiceAccount " +
+    "as kind ServiceAccount, or all of one namespace's as Group system:serviceaccounts:<namespace>",
   most: `a Project has at most ${MAX_MEMBERS} members`,
 } as const;
 
@@ -353,11 +384,23 @@ const Member = v.pipe(
     MEMBER_RULES.serviceAccount,
   ),
   v.check(({ kind, namespace }) => kind === "ServiceAccount" || namespace === undefined, MEMBER_RULES.cluster),
+  // Kubernetes' own Users and Groups (system:authenticated, system:masters,
+  // system:anonymous, each component's identity) are never granted: through
+  // a Project, anyone who may write one could hand them to everybody.
+  v.check(
+    ({ kind, name }) =>
+      kind === "ServiceAccount" ||
+      !name.startsWith("system:") ||
+      (kind === "Group" && SERVICE_ACCOUNTS_OF_A_NAMESPACE.test(name)),
+    MEMBER_RULES.everyone,
+  ),
 );
 export type Member = v.InferOutput<typeof Member>;
 
 const subjectKey = ({ kind, namespace, name }: { kind: string; namespace?: string | null; name: string }) =>
   `${kind}/${namespace ?? ""}/${name}`;
+const describeSubject = ({ kind, namespace, name }: { kind: string; namespace?: string | null; name: string }) =>
+  `${kind} ${namespace ? `${namespace}/` : ""}${name}`;
 // By code unit, as the default sort orders strings, never by locale: the order
 // must not depend on where the webhook runs.
 const bySubjectKey = (a: Subject, b: Subject) => {
@@ -365,7 +408,6 @@ const bySubjectKey = (a: Subject, b: Subject) => {
   return first < second ? -1 : first > second ? 1 : 0;
 };
 
-const describeMember = ({ kind, namespace, name }: Member) => `${kind} ${namespace ? `${namespace}/` : ""}${name}`;
 
 export const Members = v.pipe(
   v.array(Member),
@@ -378,17 +420,39 @@ export const Members = v.pipe(
       const first = firstAt.get(subjectKey(member));
       if (first === undefined) return void firstAt.set(subjectKey(member), index);
       addIssue({
-        message: `${describeMember(member)} again, as at [${first}]; ${MEMBER_RULES.once}`,
+        message: `${describeSubject(member)} again, as at [${first}]; ${MEMBER_RULES.once}`,
         path: [{ type: "array", origin: "value", input: dataset.value, key: index, value: member }],
       });
     });
   }),
 );
 
-// Named after the role, so a RoleBinding never has to change its roleRef,
-// which Kubernetes does not allow.
-export function roleBindingNameFor(role: Role): string {
-  return `project-${role}`;
+// One RoleBinding per role and kind of subject, and per namespace for
+// ServiceAccounts. Metacontroller merges a list whose items all have a
+// `name` as a map keyed by that name, so two subjects of one name in one
+// list (ServiceAccounts ci/deployer and prod/deployer, or User and Group
+// ops) would collapse into one. Within each of these RoleBindings every
+// subject has the same kind and namespace, and no member is listed twice,
+// so every name in a list is unique. Named after the role, a RoleBinding
+// never has to change its roleRef, which Kubernetes does not allow.
+export function roleBindingNameFor(role: Role, member: Pick<Member, "kind" | "namespace">): string {
+  return `project-${role}-${subjectGroupOf(member)}`;
+}
+
+function subjectGroupOf({ kind, namespace }: Pick<Member, "kind" | "namespace">): string {
+  return kind === "ServiceAccount" ? `serviceaccounts-${namespace}` : kind === "User" ? "users" : "groups";
+}
+
+// Every member may read the Project itself (`kubectl get project <name>`):
+// a ClusterRole for that one Project, bound cluster-wide, grouped as the
+// RoleBindings are. Named after the API group, as cluster-wide names are
+// shared with everything else in the cluster.
+export function readerRoleNameFor(project: string): string {
+  return `projects.agrrh.com:${project}:reader`;
+}
+
+export function readerBindingNameFor(project: string, member: Pick<Member, "kind" | "namespace">): string {
+  return `${readerRoleNameFor(project)}:${subjectGroupOf(member)}`;
 }
 
 // ## 4. customize
@@ -451,7 +515,18 @@ export function sync(
   // RoleBindings go only into the Project's own Namespace, once it is there
   // and Active: never into someone else's, nor into one being deleted.
   const namespaceActive = observed[name]?.status?.phase === "Active";
-  const roleBindings = members.success && namespaceActive ? roleBindingsFor(name, members.output) : [];
+  const granted = members.success && namespaceActive && members.output.length > 0;
+  const roleBindings = granted ? roleBindingsFor(name, members.output) : [];
+  const readers = granted ? readersFor(parent.metadata.name, members.output) : undefined;
+  const bindings: Binding[] = [...roleBindings, ...(readers?.bindings ?? [])];
+  // A RoleBinding of this Project's that grants a subject the spec does not
+  // declare (added by hand) cannot be put right by Metacontroller's merge,
+  // which only removes list entries it wrote itself. Left out of one answer,
+  // it is deleted; the next sync creates it afresh, as declared.
+  const undeclared = bindings.flatMap((binding) => {
+    const extra = undeclaredSubjects(observedBinding(children, binding), binding);
+    return extra.length ? [{ binding, extra }] : [];
+  });
 
   // Phase 1: the status, from what was observed. It must depend on nothing
   // else: writing it triggers another sync, and an answer that differed each
@@ -463,7 +538,8 @@ export function sync(
     (members.success ? undefined : invalidMembers(members.issues)) ??
     (foreign ? conflictWith(name, foreign) : undefined) ??
     namespaceNotReady(name, observed[name]) ??
-    accessOf(name, roleBindings, children[ROLE_BINDINGS]);
+    (undeclared.length ? revoking(undeclared) : undefined) ??
+    accessOf(name, bindings, readers?.role, children);
   const status: ProjectStatus = {
     namespaces: Object.keys(observed).length,
     members: parent.spec?.members?.length ?? 0,
@@ -504,7 +580,47 @@ export function sync(
       .filter((observedName) => !(carriedOut && observedName === name))
       .map(keptAsObserved),
   ];
-  return { status, children: [...namespaces, ...roleBindings] };
+  const revoked = new Set<Binding>(undeclared.map(({ binding }) => binding));
+  const kept = (binding: Binding) => !revoked.has(binding);
+  return {
+    status,
+    children: [...namespaces, ...roleBindings.filter(kept), ...(readers ? [readers.role, ...readers.bindings.filter(kept)] : [])],
+  };
+}
+
+/** Metacontroller keys namespaced children of this cluster-scoped parent `<namespace>/<name>`, cluster-scoped ones by name. */
+function observedBinding(children: ObservedChildren, binding: Binding) {
+  return binding.kind === "RoleBinding"
+    ? children[ROLE_BINDINGS][`${binding.metadata.namespace}/${binding.metadata.name}`]
+    : children[CLUSTER_ROLE_BINDINGS][binding.metadata.name];
+}
+
+// Metacontroller's merge removes a subject it applied before and no longer
+// asked for, and keeps one it never applied: only those are undeclared.
+function undeclaredSubjects(observed: ObservedChildren[typeof ROLE_BINDINGS][string] | undefined, wanted: Binding): string[] {
+  const declared = new Set([...wanted.subjects, ...lastAppliedSubjects(observed)].map(subjectKey));
+  return (observed?.subjects ?? []).filter((subject) => !declared.has(subjectKey(subject))).map(describeSubject);
+}
+
+// An unreadable copy reads as none: then every subject not asked for now
+// counts as undeclared, and the binding is made afresh.
+function lastAppliedSubjects(observed: ObservedChildren[typeof ROLE_BINDINGS][string] | undefined): { kind: string; name: string; namespace?: string }[] {
+  const copy = v.safeParse(
+    v.pipe(v.string(), v.parseJson(), v.looseObject({ subjects: v.array(v.looseObject({ kind: v.string(), name: v.string(), namespace: v.optional(v.string()) })) })),
+    observed?.metadata?.annotations?.[LAST_APPLIED_ANNOTATION],
+  );
+  return copy.success ? copy.output.subjects : [];
+}
+
+function revoking(undeclared: { binding: Binding; extra: string[] }[]): Readiness {
+  const grants = undeclared.map(({ binding, extra }) => `${binding.kind} ${binding.metadata.name} grants ${extra.join(", ")}`);
+  return {
+    status: "False",
+    reason: "RevokingUndeclaredAccess",
+    message:
+      `${grants.join("; ")}, which spec.members does not declare. ` +
+      "Metacontroller deletes it, and it is created again as declared; add members to spec.members instead.",
+  };
 }
 
 function ownAnnotationsOf(namespace: ObservedChildren[typeof NAMESPACES][string] | undefined): Partial<NamespaceAnnotations> {
@@ -512,22 +628,46 @@ function ownAnnotationsOf(namespace: ObservedChildren[typeof NAMESPACES][string]
   return Object.fromEntries(NAMESPACE_ANNOTATIONS.flatMap((key) => (observed[key] === undefined ? [] : [[key, observed[key]]])));
 }
 
-/** One RoleBinding per role that has members, its subjects in a fixed order so that the same spec gives the same answer. */
+/** The RoleBindings the members need, each for one role and group of subjects. */
 function roleBindingsFor(namespace: string, members: Member[]): RoleBinding[] {
-  return ROLES.flatMap((role) => {
-    const holders = members.filter((member) => member.role === role);
-    if (holders.length === 0) return [];
-    const subjects = holders.map(subjectOf).sort(bySubjectKey);
-    return [
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "RoleBinding",
-        metadata: { name: roleBindingNameFor(role), namespace },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
-        subjects,
-      },
-    ];
-  });
+  return grouped(members, (member) => roleBindingNameFor(member.role, member), (name, { role }) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name, namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+    subjects: [],
+  }));
+}
+
+/** The ClusterRole that reads this one Project, and its bindings to every member, whatever their role. */
+function readersFor(project: string, members: Member[]): { role: ClusterRole; bindings: ClusterRoleBinding[] } {
+  const role: ClusterRole = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: readerRoleNameFor(project) },
+    rules: [{ apiGroups: ["agrrh.com"], resources: ["projects"], resourceNames: [project], verbs: ["get", "watch"] }],
+  };
+  const bindings = grouped(members, (member) => readerBindingNameFor(project, member), (name) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role.metadata.name },
+    subjects: [],
+  }));
+  return { role, bindings };
+}
+
+/** Members' subjects gathered into the bindings `nameOf` assigns them, in a fixed order so that the same spec gives the same answer. */
+function grouped<B extends Binding>(members: Member[], nameOf: (member: Member) => string, make: (name: string, member: Member) => B): B[] {
+  const byName = new Map<string, B>();
+  const byRoleThenSubject = (a: Member, b: Member) => ROLES.indexOf(a.role) - ROLES.indexOf(b.role) || bySubjectKey(subjectOf(a), subjectOf(b));
+  for (const member of [...members].sort(byRoleThenSubject)) {
+    const name = nameOf(member);
+    const binding = byName.get(name) ?? make(name, member);
+    binding.subjects.push(subjectOf(member));
+    byName.set(name, binding);
+  }
+  return [...byName.values()];
 }
 
 function subjectOf({ kind, name, namespace }: Member): Subject {
@@ -606,32 +746,45 @@ function namespaceNotReady(name: string, namespace: ObservedChildren[typeof NAME
   };
 }
 
-// Access is in place when every RoleBinding asked for grants exactly what was
-// asked, and no other is left in the Namespace to grant what was taken away.
-function accessOf(name: string, wanted: RoleBinding[], observed: ObservedChildren[typeof ROLE_BINDINGS]): Readiness {
+// Access is in place when every binding asked for grants exactly what was
+// asked, the reader role is there, and nothing else this Project owns is left
+// to grant what was taken away.
+function accessOf(name: string, wanted: Binding[], readerRole: ClusterRole | undefined, children: ObservedChildren): Readiness {
   const granted = (binding: ObservedChildren[typeof ROLE_BINDINGS][string] | undefined) =>
     binding ? `${binding.roleRef.name}:${(binding.subjects ?? []).map(subjectKey).sort().join(",")}` : undefined;
-  const keyOf = (binding: RoleBinding) => `${binding.metadata.namespace}/${binding.metadata.name}`;
-  const notYet = wanted
-    .filter((binding) => granted(observed[keyOf(binding)]) !== granted(binding))
-    .map((binding) => binding.metadata.name);
-  const wantedKeys = new Set(wanted.map(keyOf));
-  const leftOver = Object.keys(observed)
-    .filter((key) => key.startsWith(`${name}/`) && !wantedKeys.has(key))
-    .map((key) => key.slice(name.length + 1));
+  const keyOf = (object: Binding | ClusterRole) =>
+    object.kind === "RoleBinding" ? `${ROLE_BINDINGS} ${object.metadata.namespace}/${object.metadata.name}` : `${object.kind} ${object.metadata.name}`;
+  const notYet = [
+    ...wanted.filter((binding) => granted(observedBinding(children, binding)) !== granted(binding)),
+    ...(readerRole && !children[CLUSTER_ROLES][readerRole.metadata.name] ? [readerRole] : []),
+  ];
+  const wantedKeys = new Set([...wanted, ...(readerRole ? [readerRole] : [])].map(keyOf));
+  const leftOver = [
+    ...Object.keys(children[ROLE_BINDINGS]).map((key) => ({ key: `${ROLE_BINDINGS} ${key}`, kind: "RoleBinding", name: key.slice(key.indexOf("/") + 1) })),
+    ...Object.keys(children[CLUSTER_ROLES]).map((key) => ({ key: `ClusterRole ${key}`, kind: "ClusterRole", name: key })),
+    ...Object.keys(children[CLUSTER_ROLE_BINDINGS]).map((key) => ({ key: `ClusterRoleBinding ${key}`, kind: "ClusterRoleBinding", name: key })),
+  ].filter(({ key }) => !wantedKeys.has(key));
   if (notYet.length === 0 && leftOver.length === 0) {
-    const access = wanted.length === 0 ? "" : `, with ${wanted.map((binding) => binding.metadata.name).join(", ")} as asked`;
+    const roleBindings = wanted.filter((binding) => binding.kind === "RoleBinding").map((binding) => binding.metadata.name);
+    const access = roleBindings.length === 0 ? "" : `, with ${roleBindings.join(", ")} as asked`;
     return { status: "True", reason: "NamespaceActive", message: `Namespace ${name} is Active${access}.` };
   }
   const waits = [
-    ...(notYet.length ? [`${notYet.join(", ")} to be as asked`] : []),
-    ...(leftOver.length ? [`${leftOver.join(", ")} to be removed`] : []),
+    ...(notYet.length ? [`${byKind(notYet.map((object) => [object.kind, object.metadata.name]))} to be as asked`] : []),
+    ...(leftOver.length ? [`${byKind(leftOver.map(({ kind, name }) => [kind, name]))} to be removed`] : []),
   ];
   return {
     status: "False",
     reason: "WaitingForRoleBindings",
-    message: `Namespace ${name} is Active; waiting for RoleBinding ${waits.join(", and ")}.`,
+    message: `Namespace ${name} is Active; waiting for ${waits.join(", and ")}.`,
   };
+}
+
+/** "RoleBinding a, b; ClusterRole c": each kind named once, in the order first met. */
+function byKind(objects: [kind: string, name: string][]): string {
+  const names = new Map<string, string[]>();
+  for (const [kind, name] of objects) names.set(kind, [...(names.get(kind) ?? []), name]);
+  return [...names].map(([kind, list]) => `${kind} ${list.join(", ")}`).join("; ");
 }
 
 // Kubernetes conditions record when their status last changed, not when they

@@ -18,6 +18,8 @@ const CEL_KEYWORDS = new Set(
 
 function toCel(value: unknown): CelInput {
   if (Array.isArray(value)) return value.map(toCel) as CelInput;
+  // A value CEL itself returned, such as a policy variable's list, is passed on as it is.
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) !== Object.prototype) return value as CelInput;
   if (value !== null && typeof value === "object") {
     const escape = (key: string) => (CEL_KEYWORDS.has(key) ? `__${key}__` : key);
     return new Map(Object.entries(value).map(([key, child]) => [escape(key), toCel(child)])) as CelInput;
@@ -72,32 +74,42 @@ export function schemaErrors(schema: any, value: unknown, path = "self"): string
   return errors;
 }
 
-/** What the API server puts in a DELETE's admission attributes that the manifest's policies read. */
-export type DeleteRequest = {
+/** What the API server puts in a request's admission attributes that the manifest's policies read. */
+export type AdmissionRequest = {
+  operation: "CREATE" | "UPDATE" | "DELETE";
   resource: { group: string; resource: string };
   /** The name in the request's path: empty for a collection delete, which is admitted item by item. */
   name: string;
-  oldObject: Json;
+  object?: Json;
+  oldObject?: Json;
   username: string;
+  groups?: string[];
+  /** What the requester may do, as `group/resource/verb`, for the policies' `authorizer` checks. */
+  authorized?: string[];
 };
 
+// @bufbuild/cel has no `authorizer`; each check the manifest makes is
+// answered from the request's `authorized` list before the expression runs.
+const AUTHORIZER_CHECK = /authorizer\.group\('([^']*)'\)\.resource\('([^']*)'\)\.check\('([^']*)'\)\.allowed\(\)/g;
+
 /**
- * What a ValidatingAdmissionPolicy decides on a DELETE, as far as the
- * manifest's policies use it: resourceRules (group, resource, operation,
- * resourceNames against the request's name), the objectSelector's
- * matchLabels and matchExpressions Exists against the old object's labels,
- * matchConditions, then the validations in order.
+ * What a ValidatingAdmissionPolicy decides, as far as the manifest's
+ * policies use it: resourceRules (group, resource, operation, resourceNames
+ * against the request's name), the objectSelector's matchLabels and
+ * matchExpressions Exists against the object's labels (the old one on
+ * DELETE), matchConditions, variables, then the validations in order.
  */
-export function admitDelete(policy: any, request: DeleteRequest): { matched: boolean; allowed: boolean; message?: string } {
+export function admit(policy: any, request: AdmissionRequest): { matched: boolean; allowed: boolean; message?: string } {
   const rules: any[] = policy.spec.matchConstraints.resourceRules;
   const ruleMatches = rules.some(
     (rule) =>
       rule.apiGroups.includes(request.resource.group) &&
       rule.resources.includes(request.resource.resource) &&
-      rule.operations.includes("DELETE") &&
+      rule.operations.includes(request.operation) &&
       (!rule.resourceNames || rule.resourceNames.includes(request.name)),
   );
-  const labels: Record<string, string> = (request.oldObject as any)?.metadata?.labels ?? {};
+  const labelled = (request.operation === "DELETE" ? request.oldObject : request.object) as any;
+  const labels: Record<string, string> = labelled?.metadata?.labels ?? {};
   const selector = policy.spec.matchConstraints.objectSelector ?? {};
   const selected =
     Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value) &&
@@ -105,14 +117,28 @@ export function admitDelete(policy: any, request: DeleteRequest): { matched: boo
       if (operator !== "Exists") throw new Error(`objectSelector operator ${operator} is not simulated`);
       return key in labels;
     });
-  const variables = { oldObject: request.oldObject, request: { userInfo: { username: request.username }, name: request.name } };
+  const authorized = new Set(request.authorized ?? []);
+  const evaluate = (expression: string, variables: Record<string, Json | undefined>) =>
+    evaluateCel(
+      expression.replace(AUTHORIZER_CHECK, (_, group, resource, verb) => String(authorized.has(`${group}/${resource}/${verb}`))),
+      variables,
+    );
+  const bound: Record<string, Json | undefined> = {
+    object: request.object ?? null,
+    oldObject: request.oldObject ?? null,
+    request: { operation: request.operation, name: request.name, userInfo: { username: request.username, groups: request.groups ?? [] } },
+  };
   const conditionsHold = (policy.spec.matchConditions ?? []).every(
-    ({ expression }: { expression: string }) => evaluateCel(expression, variables) === true,
+    ({ expression }: { expression: string }) => evaluate(expression, bound) === true,
   );
   if (!ruleMatches || !selected || !conditionsHold) return { matched: false, allowed: true };
+  const variables: Record<string, Json> = {};
+  for (const { name, expression } of policy.spec.variables ?? []) {
+    variables[name] = evaluate(expression, { ...bound, variables }) as Json;
+  }
   for (const validation of policy.spec.validations) {
-    if (evaluateCel(validation.expression, variables) === true) continue;
-    const message = validation.messageExpression ? String(evaluateCel(validation.messageExpression, variables)) : validation.message;
+    if (evaluate(validation.expression, { ...bound, variables }) === true) continue;
+    const message = validation.messageExpression ? String(evaluate(validation.messageExpression, { ...bound, variables })) : validation.message;
     return { matched: true, allowed: false, message };
   }
   return { matched: true, allowed: true };

@@ -83,7 +83,11 @@ function assertChangesOnlyItsOwn(calls: Call[], project: string) {
     // A server-side dry run changes nothing, even where a guard it tries is missing.
     if (call.args.includes("--dry-run=server") || call.args.some((arg) => arg.includes("?dryRun=All"))) continue;
     const target = call.args.slice(1, 3).join(" ");
-    const allowed = target === "crd projects.agrrh.com" ? createdCrd && ["annotate", "patch"].includes(verb(call)) : own.includes(target);
+    const inOwnNamespace = call.args.join(" ").includes(`-n proj-${project} `);
+    const allowed =
+      target === "crd projects.agrrh.com"
+        ? createdCrd && ["annotate", "patch"].includes(verb(call))
+        : own.includes(target) || (target.startsWith("rolebinding project-") && inOwnNamespace);
     assert.ok(allowed, `kubectl ${call.args.join(" ")}`);
   }
   assert.deepEqual(calls.filter((call) => verb(call) === "apply"), [], "nothing is applied over what may be there");

@@ -93,6 +93,9 @@ export function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
     });
 }
 
+// The role an admin binds to the people who may request Projects.
+const REQUESTER_ROLE = manifestObjects(undefined).find((object) => object.kind === "ClusterRole")?.metadata.name ?? "";
+
 // The CRD's deletion guard, read from k8s.yaml: its message ends with the
 // command that lifts it.
 const CRD_DELETION_ANNOTATION = (() => {
@@ -222,11 +225,11 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     }
   }
 
-  /** What `kubectl auth can-i` answers for that user in the Project's Namespace. */
-  const may = async (user: string, verb: string, resource: string) =>
-    (await kubectl(["auth", "can-i", verb, resource, "-n", NAMESPACE, "--as", user])).ok;
+  /** What `kubectl auth can-i` answers for that user (in those groups) in the Project's Namespace. */
+  const may = async (user: string, verb: string, resource: string, groups: string[] = []) =>
+    (await kubectl(["auth", "can-i", verb, resource, "-n", NAMESPACE, "--as", user, ...groups.flatMap((group) => ["--as-group", group])])).ok;
 
-  const setMembers = (members: { kind: string; name: string; role: string }[]) =>
+  const setMembers = (members: { kind: string; name: string; role: string; namespace?: string }[]) =>
     must(["patch", "project", PROJECT, "--type=merge", "-p", JSON.stringify({ spec: { members } })]);
 
   const skip = (why: string): never => {
@@ -306,6 +309,9 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await setMembers([{ kind: "User", name: MEMBER, role: "edit" }]);
       await eventually(`${MEMBER} may create deployments`, () => may(MEMBER, "create", "deployments"));
       assert.equal(await may(OUTSIDER, "get", "pods"), false, `${OUTSIDER} may get pods`);
+      // Members read their own Project, which no RoleBinding in its Namespace could grant.
+      await eventually(`${MEMBER} may read Project ${PROJECT}`, async () => (await kubectl(["get", "project", PROJECT, "--as", MEMBER])).ok);
+      assert.equal((await kubectl(["get", "project", PROJECT, "--as", OUTSIDER])).ok, false, `${OUTSIDER} may read Project ${PROJECT}`);
       await waitForReady(PROJECT);
     });
 
@@ -318,7 +324,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       );
       await waitForReady(PROJECT);
       const bindings = await must(["get", "rolebindings", "-n", NAMESPACE, "-o", "name"]);
-      assert.equal(bindings.trim(), "rolebinding.rbac.authorization.k8s.io/project-view");
+      assert.equal(bindings.trim(), "rolebinding.rbac.authorization.k8s.io/project-view-users");
     });
 
     await step(`8. removed from the members, ${MEMBER} has no access left`, async () => {
@@ -328,7 +334,94 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal((await must(["get", "rolebindings", "-n", NAMESPACE, "-o", "name"])).trim(), "");
     });
 
-    await step("9. a Project whose name cannot become a Namespace is refused at admission", async () => {
+    await step(`9. same-named members all have access; a subject added by hand to a RoleBinding loses it`, async () => {
+      const ops = `e2e-${RUN}-ops`;
+      const robot = `e2e-${RUN}-robot`;
+      await setMembers([
+        { kind: "ServiceAccount", namespace: "ci", name: robot, role: "edit" },
+        { kind: "ServiceAccount", namespace: "prod", name: robot, role: "edit" },
+        { kind: "User", name: ops, role: "view" },
+        { kind: "Group", name: ops, role: "view" },
+      ]);
+      await waitForReady(PROJECT);
+      await eventually("all four members have access", async () =>
+        (await may(`system:serviceaccount:ci:${robot}`, "create", "deployments")) &&
+        (await may(`system:serviceaccount:prod:${robot}`, "create", "deployments")) &&
+        (await may(ops, "get", "pods")) &&
+        (await may(OUTSIDER, "get", "pods", [ops])),
+      );
+      // What a Namespace admin could do by hand: grant someone the Project does not declare.
+      const handAdded = { kind: "User", apiGroup: "rbac.authorization.k8s.io", name: OUTSIDER };
+      await must(["patch", "rolebinding", "project-view-users", "-n", NAMESPACE, "--type=json", "-p", JSON.stringify([{ op: "add", path: "/subjects/-", value: handAdded }])]);
+      const edited = Date.now();
+      await eventually(`${OUTSIDER} loses the access added by hand`, async () => !(await may(OUTSIDER, "get", "pods")));
+      await waitForReady(PROJECT);
+      await eventually(`${ops} has access again`, () => may(ops, "get", "pods"));
+      log(`     (the hand-added access was gone, and the Project Ready with its members' access back, ${((Date.now() - edited) / 1000).toFixed(1)}s after the edit)`);
+      await setMembers([]);
+      await eventually("no member has access left", async () => !(await may(ops, "get", "pods")));
+    });
+
+    // Self-service: developers hold only the requester role, through a group of their own.
+    const DEVELOPERS = `e2e-${RUN}-developers`;
+    const asDeveloper = (user: string) => ["--as", user, "--as-group", DEVELOPERS];
+    const DEVELOPER = `e2e-${RUN}-dev`;
+    const TEAMMATE = `e2e-${RUN}-mate`;
+    const SELF_SERVED = `e2e-${RUN}-self`;
+    const memberProject = (name: string, members: { kind: string; name: string; role: string }[]): KubeObject => ({
+      ...project(name, "MIT"),
+      spec: { description: "Created by test/e2e.ts", members },
+    });
+    await step(`10. a developer with only ${REQUESTER_ROLE} creates a Project as its admin and works in it, and nothing beyond`, async () => {
+      await create({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: DEVELOPERS },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: REQUESTER_ROLE },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: DEVELOPERS }],
+      });
+      const own = memberProject(SELF_SERVED, [{ kind: "User", name: DEVELOPER, role: "admin" }]);
+      await eventually(`${DEVELOPER} may create Projects`, async () => (await kubectl(["auth", "can-i", "create", "projects", ...asDeveloper(DEVELOPER)])).ok);
+      await must(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(own));
+      created.push(own);
+      await waitForReady(SELF_SERVED);
+      const mayInOwn = (user: string, verb: string, resource: string) =>
+        kubectl(["auth", "can-i", verb, resource, "-n", namespaceNameFor(SELF_SERVED), ...asDeveloper(user)]).then((result) => result.ok);
+      await eventually(`${DEVELOPER} may create deployments in their Project`, () => mayInOwn(DEVELOPER, "create", "deployments"));
+
+      const everyone = await kubectl(
+        ["create", "-f", "-", ...asDeveloper(DEVELOPER)],
+        stringify(memberProject(`${SELF_SERVED}-all`, [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "Group", name: "system:authenticated", role: "view" }])),
+      );
+      assert.equal(everyone.ok, false, "a Project granting system:authenticated was admitted");
+      assert.match(everyone.stderr, /a User or Group named system:\.\.\. stands for everyone/);
+      const notAdmin = await kubectl(
+        ["create", "-f", "-", ...asDeveloper(DEVELOPER)],
+        stringify(memberProject(`${SELF_SERVED}-other`, [{ kind: "User", name: TEAMMATE, role: "admin" }])),
+      );
+      assert.equal(notAdmin.ok, false, "a Project without its requester as admin was admitted");
+      assert.match(notAdmin.stderr, /You may create a Project only as one of its admin members/);
+
+      const join = JSON.stringify({ spec: { members: [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "User", name: TEAMMATE, role: "admin" }] } });
+      const joined = await kubectl(["patch", "project", SELF_SERVED, "--type=merge", "-p", join, ...asDeveloper(TEAMMATE)]);
+      assert.equal(joined.ok, false, `${TEAMMATE} added themselves`);
+      assert.match(joined.stderr, new RegExp(`Only an admin member of Project ${SELF_SERVED} may change or delete it, and ${TEAMMATE} is none`));
+      assert.equal((await kubectl(["delete", "project", SELF_SERVED, ...asDeveloper(TEAMMATE)])).ok, false, `${TEAMMATE} deleted it`);
+      assert.equal(await mayInOwn(TEAMMATE, "get", "pods"), false, `${TEAMMATE} has access`);
+
+      // Its admin adds the teammate, who then has access.
+      await must(["patch", "project", SELF_SERVED, "--type=merge", "-p", join.replace(/"admin"}\]/, '"edit"}]'), ...asDeveloper(DEVELOPER)]);
+      await eventually(`${TEAMMATE} may create deployments`, () => mayInOwn(TEAMMATE, "create", "deployments"));
+      assert.equal(await mayInOwn(TEAMMATE, "create", "rolebindings"), false, `${TEAMMATE} is an admin`);
+    });
+
+    await step("11. a cluster admin creates a Project for a group without being in it", async () => {
+      const forTeam = memberProject(`e2e-${RUN}-team`, [{ kind: "Group", name: `e2e-${RUN}-team`, role: "admin" }]);
+      await create(forTeam);
+      await waitForReady(forTeam.metadata.name);
+    });
+
+    await step("12. a Project whose name cannot become a Namespace is refused at admission", async () => {
       const invalid = project(`${PROJECT}.invalid`, "MIT");
       const refused = await kubectl(["create", "-f", "-"], stringify(invalid));
       if (refused.ok) created.push(invalid);
@@ -337,7 +430,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
     const taken: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(CONFLICTING) } };
-    await step(`10. a Namespace ${taken.metadata.name} made first is named as a conflict, and left as it is`, async () => {
+    await step(`13. a Namespace ${taken.metadata.name} made first is named as a conflict, and left as it is`, async () => {
       await create(taken);
       await create(project(CONFLICTING, "MIT"));
       await must(["wait", readyReason("NamespaceConflict"), `project/${CONFLICTING}`, `--timeout=${TIMEOUT}`]);
@@ -346,7 +439,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(namespace.metadata.annotations?.license, undefined, "not changed");
     });
 
-    await step(`11. once ${taken.metadata.name} is gone, Project ${CONFLICTING} gets its own`, async () => {
+    await step(`14. once ${taken.metadata.name} is gone, Project ${CONFLICTING} gets its own`, async () => {
       await remove(taken);
       await waitForReady(CONFLICTING);
       const owner = await must(["get", "namespace", taken.metadata.name, "-o", "jsonpath={.metadata.ownerReferences[0].name}"]);
@@ -357,7 +450,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // cannot carry out. It must say so and keep the Namespace with all in it.
     const keep: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "e2e-keep", namespace: NAMESPACE }, data: { note: "Kept through a refused sync" } };
     let refusedAt: number | undefined;
-    await step(`12. a description too large for an older CRD gets SpecTooLarge, and ${NAMESPACE} keeps what it holds`, async () => {
+    await step(`15. a description too large for an older CRD gets SpecTooLarge, and ${NAMESPACE} keeps what it holds`, async () => {
       if (installed) return log("     (not tried: the CRD is not this run's to change)");
       await create(keep);
       const limit = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/description/maxLength";
@@ -378,7 +471,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(PROJECT);
     });
 
-    await step(`13. a protected Project ${PROJECT} and its Namespace are not deleted until the protection is lifted`, async () => {
+    await step(`16. a protected Project ${PROJECT} and its Namespace are not deleted until the protection is lifted`, async () => {
       await must(["patch", "project", PROJECT, "--type=merge", "-p", '{"spec":{"deletionProtection":true}}']);
       const label = `jsonpath={.metadata.labels.${PROTECTED_BY_LABEL.replaceAll(".", "\\.")}}`;
       await must(["wait", `--for=${label}=${PROJECT}`, `namespace/${NAMESPACE}`, `--timeout=${TIMEOUT}`]);
@@ -395,7 +488,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await eventually(`the label leaves ${NAMESPACE}`, async () => (await must(["get", "namespace", NAMESPACE, "-o", label])) === "");
     });
 
-    await step("14. deleting the Project CRD is refused until it is annotated for it, also as a collection (server-side dry runs)", async () => {
+    await step("17. deleting the Project CRD is refused until it is annotated for it, also as a collection (server-side dry runs)", async () => {
       const refused = await kubectl(["delete", "crd", "projects.agrrh.com", "--dry-run=server"]);
       assert.equal(refused.ok, false, "the CRD would have been deleted");
       assert.ok(refused.stderr.includes(`kubectl annotate crd projects.agrrh.com ${CRD_DELETION_ANNOTATION}=true`), refused.stderr);
@@ -404,8 +497,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.match(collection.stderr, /projects\.agrrh\.com/);
     });
 
-    await step(`15. ${describeObject(keep)} is still there a minute after the refusal`, async () => {
-      if (refusedAt === undefined) return log("     (not tried: see step 12)");
+    await step(`18. ${describeObject(keep)} is still there a minute after the refusal`, async () => {
+      if (refusedAt === undefined) return log("     (not tried: see step 15)");
       const since = refusedAt;
       await eventually("a minute", async () => {
         assert.ok(await exists(keep), `${describeObject(keep)} is gone`);
@@ -413,7 +506,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       });
     });
 
-    await step(`16. deleting Project ${PROJECT} deletes ${NAMESPACE} within a minute`, async () => {
+    await step(`19. deleting Project ${PROJECT} deletes ${NAMESPACE} within a minute`, async () => {
       await remove(theProject);
       await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, "--timeout=60s"]);
       if (created.includes(keep)) created.splice(created.indexOf(keep), 1);

@@ -1,7 +1,21 @@
 // Builders for the requests the tests send, so each test states only what it
 // is about, and the table the runtime test and the benchmark print.
 import { readFileSync } from "node:fs";
-import { NAMESPACES, ROLE_BINDINGS, type Namespace, type ObservedChildren, type Project, type RelatedObjects, type RoleBinding, type SyncResponse } from "../sync.ts";
+import {
+  CLUSTER_ROLES,
+  CLUSTER_ROLE_BINDINGS,
+  LAST_APPLIED_ANNOTATION,
+  NAMESPACES,
+  ROLE_BINDINGS,
+  type ClusterRole,
+  type ClusterRoleBinding,
+  type Namespace,
+  type ObservedChildren,
+  type Project,
+  type RelatedObjects,
+  type RoleBinding,
+  type SyncResponse,
+} from "../sync.ts";
 
 export type FixtureName = "first-sync" | "steady-sync" | "members-sync";
 
@@ -38,18 +52,35 @@ export function namespaces(phases: Record<string, string | null> = {}): Observed
       ...(phase === null ? {} : { status: { phase } }),
     };
   }
-  return { [NAMESPACES]: byName, [ROLE_BINDINGS]: {} };
+  return { [NAMESPACES]: byName, [ROLE_BINDINGS]: {}, [CLUSTER_ROLES]: {}, [CLUSTER_ROLE_BINDINGS]: {} };
 }
 
-/** The same children, with these RoleBindings observed as the API server stores them, under `<namespace>/<name>`. */
-export function withRoleBindings(children: ObservedChildren, bindings: RoleBinding[]): ObservedChildren {
+export type AccessObject = RoleBinding | ClusterRole | ClusterRoleBinding;
+
+/** The access objects an answer asks for: all but its Namespaces. */
+export function accessIn(answer: SyncResponse): AccessObject[] {
+  return answer.children.filter((child): child is AccessObject => child.kind !== "Namespace");
+}
+
+/**
+ * The same children, with these objects observed as Metacontroller applied
+ * them: with its copy of what it applied, RoleBindings under
+ * `<namespace>/<name>`, cluster-wide ones by name.
+ */
+export function withObserved(children: ObservedChildren, objects: AccessObject[]): ObservedChildren {
   const observed = structuredClone(children);
-  for (const binding of bindings) {
-    const { namespace, name } = binding.metadata;
-    observed[ROLE_BINDINGS][`${namespace}/${name}`] = {
-      ...structuredClone(binding),
-      metadata: { name, namespace, uid: `uid-of-${name}`, labels: { "controller-uid": "uid-of-project" } },
+  for (const object of objects) {
+    const { name } = object.metadata;
+    const metadata = {
+      ...object.metadata,
+      uid: `uid-of-${name}`,
+      labels: { "controller-uid": "uid-of-project" },
+      annotations: { [LAST_APPLIED_ANNOTATION]: JSON.stringify(object) },
     };
+    const stored = { ...structuredClone(object), metadata };
+    if (object.kind === "RoleBinding") observed[ROLE_BINDINGS][`${object.metadata.namespace}/${name}`] = stored as RoleBinding;
+    else if (object.kind === "ClusterRoleBinding") observed[CLUSTER_ROLE_BINDINGS][name] = stored as ClusterRoleBinding;
+    else observed[CLUSTER_ROLES][name] = stored;
   }
   return observed;
 }

@@ -10,7 +10,7 @@ import { Deployment } from "kubernetes-models/apps/v1";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1";
-import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
+import { ClusterRole, ClusterRoleBinding, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { ConfigMap, Namespace, Service } from "kubernetes-models/v1";
 import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
@@ -34,7 +34,7 @@ import {
   namespaceNameFor,
   sync,
 } from "../sync.ts";
-import { admitDelete, evaluateCel, schemaErrors, type DeleteRequest } from "./cel.ts";
+import { admit, evaluateCel, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { MEMBER_CASES } from "./member-cases.ts";
 import { clock, fixture, namespaceIn, namespaces, project, related, roleBindingsIn } from "./helpers.ts";
 import {
@@ -84,7 +84,8 @@ const crdPolicy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-crd-del
 const namespacePolicy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-namespace-deletion-protection");
 
 /** A DELETE as the API server admits it: by name, or item by item for a collection delete, whose request names none. */
-const deleting = (group: string, resource: string, oldObject: any, { collection = false, username = "alice" } = {}): DeleteRequest => ({
+const deleting = (group: string, resource: string, oldObject: any, { collection = false, username = "alice" } = {}): AdmissionRequest => ({
+  operation: "DELETE",
   resource: { group, resource },
   name: collection ? "" : oldObject.metadata.name,
   oldObject,
@@ -112,6 +113,9 @@ describe("manifest: documents", () => {
         "Namespace",
         "CustomResourceDefinition",
         "CompositeController",
+        "ClusterRole",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
         "ValidatingAdmissionPolicy",
@@ -174,8 +178,13 @@ describe("manifest: built-in objects validate against the published Kubernetes s
     const [namespaceChild, roleBindings] = [namespaceIn(answer), roleBindingsIn(answer)];
     assert.equal(answer.status.conditions[0]?.reason, "WaitingForRoleBindings", "the members are valid");
     assert.doesNotThrow(() => new Namespace(namespaceChild).validate());
-    assert.equal(roleBindings.length, 3);
+    assert.equal(roleBindings.length, 4, "admin-users, edit-groups, edit-serviceaccounts-ci, view-users");
     for (const binding of roleBindings) assert.doesNotThrow(() => new RoleBinding(binding).validate());
+    const readers = answer.children.filter((child) => child.kind === "ClusterRole" || child.kind === "ClusterRoleBinding");
+    assert.equal(readers.length, 4, "the reader role and its bindings for users, groups and ci's ServiceAccounts");
+    for (const reader of readers) {
+      assert.doesNotThrow(() => (reader.kind === "ClusterRole" ? new ClusterRole(reader) : new ClusterRoleBinding(reader)).validate());
+    }
   });
 });
 
@@ -230,11 +239,13 @@ describe("manifest: the CompositeController", () => {
     assert.equal(v.safeParse(CompositeController, misspelt).success, false);
   });
 
-  test("children get labelled by Metacontroller, and Namespaces and RoleBindings are updated in place", () => {
+  test("children get labelled by Metacontroller, and every kind is updated in place", () => {
     assert.equal(controller.spec.generateSelector, true);
     assert.deepEqual(controller.spec.childResources, [
       { apiVersion: "v1", resource: "namespaces", updateStrategy: { method: "InPlace" } },
       { apiVersion: "rbac.authorization.k8s.io/v1", resource: "rolebindings", updateStrategy: { method: "InPlace" } },
+      { apiVersion: "rbac.authorization.k8s.io/v1", resource: "clusterroles", updateStrategy: { method: "InPlace" } },
+      { apiVersion: "rbac.authorization.k8s.io/v1", resource: "clusterrolebindings", updateStrategy: { method: "InPlace" } },
     ]);
   });
 
@@ -274,7 +285,12 @@ describe("manifest: cross-references agree", () => {
   }
 
   // Metacontroller files children and related objects under `<Kind>.<apiVersion>`.
-  const kinds: Record<string, string> = { namespaces: "Namespace", rolebindings: "RoleBinding" };
+  const kinds: Record<string, string> = {
+    namespaces: "Namespace",
+    rolebindings: "RoleBinding",
+    clusterroles: "ClusterRole",
+    clusterrolebindings: "ClusterRoleBinding",
+  };
   const groupOf = (rule: { apiVersion: string; resource: string }) => `${kinds[rule.resource]}.${rule.apiVersion}`;
 
   test("every group of related objects sync reads is one customize asks for, and nothing more", () => {
@@ -289,7 +305,7 @@ describe("manifest: cross-references agree", () => {
     const answer = withMembers();
     const declared = controller.spec.childResources.map((rule: any) => `${kinds[rule.resource]}.${rule.apiVersion}`);
     for (const child of answer.children) assert.ok(declared.includes(`${child.kind}.${child.apiVersion}`), child.kind);
-    assert.deepEqual(new Set(answer.children.map((child) => child.kind)), new Set(["Namespace", "RoleBinding"]));
+    assert.deepEqual(new Set(answer.children.map((child) => child.kind)), new Set(["Namespace", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]));
   });
 
   test("the Service, Deployment, NetworkPolicy, disruption budget and topology spread select the pods by their labels", () => {
@@ -306,14 +322,21 @@ describe("manifest: cross-references agree", () => {
     }
   });
 
-  test("the NetworkPolicy admits only Metacontroller's namespace, on the webhook's port", () => {
-    assert.deepEqual(networkPolicy.spec.policyTypes, ["Ingress"]);
+  test("the NetworkPolicy admits only Metacontroller's pods, in its namespace, on the webhook's port, and lets nothing out", () => {
+    assert.deepEqual(networkPolicy.spec.policyTypes, ["Ingress", "Egress"]);
     assert.deepEqual(networkPolicy.spec.ingress, [
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "metacontroller" } } }],
+        // One peer with both selectors: pods so labelled in that namespace, not either.
+        from: [
+          {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "metacontroller" } },
+            podSelector: { matchLabels: { "app.kubernetes.io/name": "metacontroller" } },
+          },
+        ],
         ports: [{ port: service.spec.ports[0].targetPort, protocol: "TCP" }],
       },
     ]);
+    assert.deepEqual(networkPolicy.spec.egress, [], "the webhook calls nothing");
     assert.ok(webhook.ports.some((port: any) => port.name === networkPolicy.spec.ingress[0].ports[0].port));
   });
 
@@ -542,7 +565,7 @@ describe("manifest: deletion protection", () => {
   });
 
   const crdDelete = (object: any, options?: { collection?: boolean }) =>
-    admitDelete(crdPolicy, deleting("apiextensions.k8s.io", "customresourcedefinitions", object, options));
+    admit(crdPolicy, deleting("apiextensions.k8s.io", "customresourcedefinitions", object, options));
 
   test("the CRD guard holds for a collection delete too, and lets every other CRD go", () => {
     for (const collection of [false, true]) {
@@ -558,8 +581,8 @@ describe("manifest: deletion protection", () => {
 
   test("the Project guard holds for a collection delete of Projects", () => {
     const request = deleting(crd.spec.group, crd.spec.names.plural, protectedProject(true), { collection: true });
-    assert.equal(admitDelete(projectPolicy, request).allowed, false);
-    assert.equal(admitDelete(projectPolicy, { ...request, oldObject: protectedProject(false) as any }).allowed, true);
+    assert.equal(admit(projectPolicy, request).allowed, false);
+    assert.equal(admit(projectPolicy, { ...request, oldObject: protectedProject(false) as any }).allowed, true);
   });
 
   test("the Project guard matches DELETE of Projects, whatever their version", () => {
@@ -688,7 +711,7 @@ describe("manifest: a protected Project's Namespace", () => {
   const answer = sync(project("shop", { spec: { deletionProtection: true } }), namespaces(), related(), clock("2026-11-30T00:00:00Z"));
   const labelled = { ...namespaceIn(answer), metadata: { ...namespaceIn(answer)?.metadata, uid: "u", ownerReferences: [{ kind: "Project", name: "shop" }] } };
   const namespaceDelete = (oldObject: any, options?: { collection?: boolean; username?: string }) =>
-    admitDelete(namespacePolicy, deleting("", "namespaces", oldObject, options));
+    admit(namespacePolicy, deleting("", "namespaces", oldObject, options));
 
   test("is refused to a person, also by a collection delete, naming the Project and the patch that lifts its protection", () => {
     for (const collection of [false, true]) {
@@ -722,5 +745,93 @@ describe("manifest: a protected Project's Namespace", () => {
     const [expression] = namespacePolicy.spec.matchConstraints.objectSelector.matchExpressions;
     assert.deepEqual(expression, { key: PROTECTED_BY_LABEL, operator: "Exists" });
     assert.ok(JSON.stringify(namespacePolicy.spec.validations).includes(`labels['${PROTECTED_BY_LABEL}']`));
+  });
+});
+
+describe("manifest: self-service Projects", () => {
+  const policy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-self-service");
+  const requester = named("ClusterRole", "projects.agrrh.com-requester");
+  const shop = (members: unknown[]) => project("shop", { spec: { members } }) as any;
+  const dana = { username: "dana", groups: ["developers", "system:authenticated"] };
+  const asked = (
+    operation: AdmissionRequest["operation"],
+    { object, oldObject }: { object?: any; oldObject?: any },
+    who: { username: string; groups?: string[] } = dana,
+    authorized: string[] = [],
+  ) => admit(policy, { operation, resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject, ...who, authorized });
+
+  test("a developer creates a Project in which they are an admin, as a User, through a Group, or as a ServiceAccount", () => {
+    assert.equal(asked("CREATE", { object: shop([{ kind: "User", name: "dana", role: "admin" }]) }).allowed, true);
+    assert.equal(asked("CREATE", { object: shop([{ kind: "Group", name: "developers", role: "admin" }]) }).allowed, true);
+    const robot = { username: "system:serviceaccount:ci:deployer", groups: ["system:serviceaccounts"] };
+    assert.equal(asked("CREATE", { object: shop([{ kind: "ServiceAccount", namespace: "ci", name: "deployer", role: "admin" }]) }, robot).allowed, true);
+  });
+
+  // The same table the CRD and sync judge: whoever each admin member names may create that Project; whoever only a
+  // member of another role names may not.
+  const requesterNamedBy = (member: any) =>
+    member.kind === "User"
+      ? { username: member.name, groups: ["system:authenticated"] }
+      : member.kind === "Group"
+        ? { username: "someone", groups: [member.name, "system:authenticated"] }
+        : { username: `system:serviceaccount:${member.namespace}:${member.name}`, groups: ["system:serviceaccounts"] };
+  for (const { what, members } of MEMBER_CASES.filter((memberCase) => !memberCase.breaks && memberCase.members.length <= 4)) {
+    test(`with ${what}: exactly the admin members may create the Project`, () => {
+      for (const member of members) {
+        const { allowed } = asked("CREATE", { object: shop(members) }, requesterNamedBy(member));
+        assert.equal(allowed, member["role"] === "admin", `${member["kind"]} ${member["name"]} as ${member["role"]}`);
+      }
+    });
+  }
+
+  test("a developer cannot create a Project in which they are no admin, and is told how to be one", () => {
+    for (const members of [[], [{ kind: "User", name: "dana", role: "edit" }], [{ kind: "User", name: "erin", role: "admin" }]]) {
+      const { allowed, message } = asked("CREATE", { object: shop(members) });
+      assert.equal(allowed, false, JSON.stringify(members));
+      assert.match(String(message), /^You may create a Project only as one of its admin members: add \{"kind": "User", "name": "dana", "role": "admin"\}/);
+    }
+    assert.equal(asked("CREATE", { object: project("bare") as any }).allowed, false, "a Project without spec");
+  });
+
+  test("only an admin member may change or delete a Project, even to remove themselves", () => {
+    const danasShop = shop([{ kind: "User", name: "dana", role: "admin" }]);
+    const erin = { username: "erin", groups: ["developers"] };
+    const joined = shop([{ kind: "User", name: "dana", role: "admin" }, { kind: "User", name: "erin", role: "admin" }]);
+    const refusal = asked("UPDATE", { object: joined, oldObject: danasShop }, erin);
+    assert.equal(refusal.allowed, false, "erin adds herself");
+    assert.equal(refusal.message, "Only an admin member of Project shop may change or delete it, and erin is none. Ask one of its admins to add you to spec.members.");
+    assert.equal(asked("DELETE", { oldObject: danasShop }, erin).allowed, false, "erin deletes it");
+    assert.equal(asked("UPDATE", { object: joined, oldObject: danasShop }).allowed, true, "dana adds erin");
+    assert.equal(asked("UPDATE", { object: shop([]), oldObject: danasShop }).allowed, true, "dana leaves");
+    assert.equal(asked("DELETE", { oldObject: danasShop }).allowed, true, "dana deletes it");
+  });
+
+  test("whoever may administer projects, as cluster-admin may through *, creates and changes Projects for others", () => {
+    const platform = { username: "pat", groups: ["platform"] };
+    const forTheTeam = shop([{ kind: "Group", name: "team-a", role: "admin" }]);
+    assert.equal(asked("CREATE", { object: forTheTeam }, platform, ["agrrh.com/projects/administer"]).allowed, true);
+    assert.equal(asked("UPDATE", { object: forTheTeam, oldObject: forTheTeam }, platform, ["agrrh.com/projects/administer"]).allowed, true);
+    assert.equal(asked("CREATE", { object: forTheTeam }, platform).allowed, false, "without the verb");
+  });
+
+  test("a Project already being deleted can lose its finalizers, whoever removes them", () => {
+    const deleting = { ...shop([]), metadata: { name: "shop", deletionTimestamp: "2026-11-30T00:00:00Z", finalizers: ["foregroundDeletion"] } };
+    const gc = { username: "system:serviceaccount:kube-system:generic-garbage-collector" };
+    assert.equal(asked("UPDATE", { object: { ...deleting, metadata: { ...deleting.metadata, finalizers: [] } }, oldObject: deleting }, gc).allowed, true);
+  });
+
+  test("the status Metacontroller writes is not the policy's: it matches the Project itself, not its status subresource", () => {
+    assert.deepEqual(policy.spec.matchConstraints.resourceRules, [
+      { apiGroups: ["agrrh.com"], apiVersions: ["*"], operations: ["CREATE", "UPDATE", "DELETE"], resources: ["projects"] },
+    ]);
+  });
+
+  test("the requester role reads Projects and writes them only as the policy allows, and the policy is bound to deny", () => {
+    assert.deepEqual(requester.rules, [
+      { apiGroups: ["agrrh.com"], resources: ["projects"], verbs: ["create", "get", "list", "watch", "update", "patch", "delete"] },
+    ]);
+    const bindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === policy.metadata.name);
+    assert.deepEqual(bindings.map((binding) => binding.spec.validationActions), [["Deny"]]);
+    assert.equal(policy.spec.failurePolicy, "Fail");
   });
 });

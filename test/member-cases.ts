@@ -63,4 +63,18 @@ export const MEMBER_CASES: MemberCase[] = [
     breaks: "once",
   },
   { what: `${MAX_MEMBERS + 1} members`, members: many(MAX_MEMBERS + 1), breaks: "most" },
+
+  // Kubernetes' own Users and Groups stand for everyone, or the cluster itself.
+  { what: "every ServiceAccount of one namespace, as a Group", members: [{ kind: "Group", name: "system:serviceaccounts:ci", role: "view" }] },
+  { what: "a User whose name only contains system:", members: [user("ops-system:x")] },
+  ...[
+    ["Group", "system:authenticated"],
+    ["Group", "system:unauthenticated"],
+    ["User", "system:anonymous"],
+    ["Group", "system:masters"],
+    ["Group", "system:serviceaccounts"],
+    ["Group", "system:serviceaccounts:CI"],
+    ["User", "system:serviceaccount:ci:deployer"],
+    ["User", "system:kube-controller-manager"],
+  ].map(([kind, name]) => ({ what: `${kind} ${name}`, members: [{ kind, name, role: "admin" }], breaks: "everyone" as const })),
 ];

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
-import { NAMESPACES, ROLE_BINDINGS } from "../sync.ts";
+import { ObservedChildren } from "../sync.ts";
 import { fixture } from "./helpers.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
 
@@ -63,7 +63,7 @@ describe("README", () => {
 
   test("the opening diagram shows every child group a sync request carries", () => {
     const diagram = /```\nkubectl apply Project[\s\S]*?```/.exec(readme)?.[0] ?? "";
-    for (const group of [NAMESPACES, ROLE_BINDINGS]) assert.ok(diagram.includes(`"${group}"`), group);
+    for (const group of Object.keys(ObservedChildren.entries)) assert.ok(diagram.includes(`"${group}"`), group);
   });
 
   test("the memory the pod asks for covers the idle and peak memory the Performance section measured", () => {

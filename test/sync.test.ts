@@ -13,6 +13,7 @@ import {
   MAX_MEMBERS,
   NAMESPACES,
   PROTECTED_BY_LABEL,
+  ROLE_BINDINGS,
   REFUSALS,
   annotationBytes,
   customize,
@@ -25,7 +26,7 @@ import {
   type RelatedObjects,
   type RoleBinding,
 } from "../sync.ts";
-import { clock, deepFreeze, fixture, namespaceIn, namespaces, project, related, roleBindingsIn, withRoleBindings } from "./helpers.ts";
+import { accessIn, clock, deepFreeze, fixture, namespaceIn, namespaces, project, related, roleBindingsIn, withObserved } from "./helpers.ts";
 import { MEMBER_CASES } from "./member-cases.ts";
 
 const at = clock("2026-11-30T12:00:00.123Z");
@@ -292,35 +293,91 @@ describe("sync: members get access through RoleBindings", () => {
   const roleBindingsOf = roleBindingsIn;
   // What the example asks for once its Namespace is Active, and the children with all of it in place.
   const asked = roleBindingsOf(sync(shop(), active, related(), at));
-  const inPlace = withRoleBindings(active, asked);
+  const access = accessIn(sync(shop(), active, related(), at));
+  const inPlace = withObserved(active, access);
 
-  test("each role that has members gets one RoleBinding in proj-<name>, named after the role and bound to its ClusterRole", () => {
+  test("each role gets one RoleBinding per kind of member, and per namespace for ServiceAccounts, bound to the ClusterRole of that role", () => {
     assert.deepEqual(asked, [
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "RoleBinding",
-        metadata: { name: "project-admin", namespace: "proj-shop" },
+        metadata: { name: "project-admin-users", namespace: "proj-shop" },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
         subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "alice@example.com" }],
       },
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "RoleBinding",
-        metadata: { name: "project-edit", namespace: "proj-shop" },
+        metadata: { name: "project-edit-groups", namespace: "proj-shop" },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
-        subjects: [
-          { kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: "shop-devs" },
-          { kind: "ServiceAccount", name: "deployer", namespace: "ci" },
-        ],
+        subjects: [{ kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: "shop-devs" }],
       },
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "RoleBinding",
-        metadata: { name: "project-view", namespace: "proj-shop" },
+        metadata: { name: "project-edit-serviceaccounts-ci", namespace: "proj-shop" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
+        subjects: [{ kind: "ServiceAccount", name: "deployer", namespace: "ci" }],
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "project-view-users", namespace: "proj-shop" },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
         subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "auditor" }],
       },
     ]);
+  });
+
+  test("members of one name never share a RoleBinding, so Metacontroller's merge by name cannot collapse them", () => {
+    const sameNames = [
+      { kind: "ServiceAccount", namespace: "ci", name: "deployer", role: "edit" },
+      { kind: "ServiceAccount", namespace: "prod", name: "deployer", role: "edit" },
+      { kind: "User", name: "ops", role: "edit" },
+      { kind: "Group", name: "ops", role: "edit" },
+    ];
+    const bindings = roleBindingsOf(sync(shop(sameNames), active, related(), at));
+    for (const binding of bindings) {
+      const names = binding.subjects.map((subject) => subject.name);
+      assert.equal(new Set(names).size, names.length, `${binding.metadata.name}: ${names.join(", ")}`);
+    }
+    assert.deepEqual(
+      bindings.flatMap((binding) => binding.subjects.map((subject) => `${subject.kind} ${"namespace" in subject ? `${subject.namespace}/` : ""}${subject.name}`)).sort(),
+      ["Group ops", "ServiceAccount ci/deployer", "ServiceAccount prod/deployer", "User ops"],
+    );
+  });
+
+  test("members of one role and kind share their RoleBinding, subjects sorted", () => {
+    const team = [{ kind: "User", name: "carol", role: "edit" }, { kind: "User", name: "bob", role: "edit" }];
+    assert.deepEqual(
+      roleBindingsOf(sync(shop(team), active, related(), at)).map((binding) => [binding.metadata.name, binding.subjects.map((subject) => subject.name)]),
+      [["project-edit-users", ["bob", "carol"]]],
+    );
+  });
+
+  test("a subject added by hand to a RoleBinding leaves it out of the answer, so Metacontroller deletes it, and says why", () => {
+    // What a Namespace admin could do: add a subject to one of the Project's RoleBindings.
+    const handEdited = withObserved(active, access);
+    handEdited[ROLE_BINDINGS]["proj-shop/project-view-users"]?.subjects?.push({ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "mallory" });
+    const answer = sync(shop(), handEdited, related(), at);
+    assert.deepEqual(roleBindingsOf(answer).map((binding) => binding.metadata.name), ["project-admin-users", "project-edit-groups", "project-edit-serviceaccounts-ci"]);
+    assert.equal(accessIn(answer).length, access.length - 1, "only that RoleBinding is left out");
+    assert.deepEqual(verdict(answer), {
+      status: "False",
+      reason: "RevokingUndeclaredAccess",
+      message:
+        "RoleBinding project-view-users grants User mallory, which spec.members does not declare. " +
+        "Metacontroller deletes it, and it is created again as declared; add members to spec.members instead.",
+    });
+    // Once it is gone, it is asked for again, as declared.
+    delete handEdited[ROLE_BINDINGS]["proj-shop/project-view-users"];
+    assert.deepEqual(accessIn(sync(shop(), handEdited, related(), at)), access);
+  });
+
+  test("a subject Metacontroller applied before and the spec no longer asks for is not undeclared: the merge removes it", () => {
+    const withoutAuditor = sync(shop(members.filter((member) => member.name !== "auditor")), inPlace, related(), at);
+    assert.equal(ready(withoutAuditor).reason, "WaitingForRoleBindings");
+    assert.equal(accessIn(withoutAuditor).length, access.length - 1, "only project-view-users goes: nobody holds view");
   });
 
   test("the same members in any order give the same answer, byte for byte", () => {
@@ -353,8 +410,8 @@ describe("sync: members get access through RoleBindings", () => {
     assert.deepEqual(
       roleBindingsOf(after).map((binding) => [binding.metadata.name, binding.subjects.map((subject) => subject.name)]),
       [
-        ["project-admin", ["alice@example.com"]],
-        ["project-edit", ["shop-devs"]],
+        ["project-admin-users", ["alice@example.com"]],
+        ["project-edit-groups", ["shop-devs"]],
       ],
     );
   });
@@ -370,7 +427,7 @@ describe("sync: members get access through RoleBindings", () => {
       {
         status: "False",
         reason: "WaitingForRoleBindings",
-        message: "Namespace proj-shop is Active; waiting for RoleBinding project-admin, project-edit, project-view to be as asked.",
+        message: "Namespace proj-shop is Active; waiting for RoleBinding project-admin-users, project-edit-groups, project-edit-serviceaccounts-ci, project-view-users; ClusterRoleBinding projects.agrrh.com:shop:reader:users, projects.agrrh.com:shop:reader:groups, projects.agrrh.com:shop:reader:serviceaccounts-ci; ClusterRole projects.agrrh.com:shop:reader to be as asked.",
       },
     );
   });
@@ -382,22 +439,27 @@ describe("sync: members get access through RoleBindings", () => {
       {
         status: "True",
         reason: "NamespaceActive",
-        message: "Namespace proj-shop is Active, with project-admin, project-edit, project-view as asked.",
+        message: "Namespace proj-shop is Active, with project-admin-users, project-edit-groups, project-edit-serviceaccounts-ci, project-view-users as asked.",
       },
     );
   });
 
   test("a RoleBinding observed with other subjects is not as asked yet", () => {
-    const stale = asked.map((binding) => (binding.metadata.name === "project-edit" ? { ...binding, subjects: binding.subjects.slice(0, 1) } : binding));
-    const message = ready(sync(shop(), withRoleBindings(active, stale), related(), at)).message;
-    assert.equal(message, "Namespace proj-shop is Active; waiting for RoleBinding project-edit to be as asked.");
+    const stale = access.map((object) => (object.metadata.name === "project-edit-groups" ? { ...object, subjects: [] } : object));
+    const message = ready(sync(shop(), withObserved(active, stale), related(), at)).message;
+    assert.equal(message, "Namespace proj-shop is Active; waiting for RoleBinding project-edit-groups to be as asked.");
   });
 
   test("a RoleBinding of a role nobody holds any more keeps Ready False until Metacontroller has removed it", () => {
     const withoutViewers = members.filter((member) => member.role !== "view");
     const answer = sync(shop(withoutViewers), inPlace, related(), at);
-    assert.equal(ready(answer).message, "Namespace proj-shop is Active; waiting for RoleBinding project-view to be removed.");
-    assert.equal(roleBindingsOf(answer).some((binding) => binding.metadata.name === "project-view"), false);
+    assert.equal(
+      ready(answer).message,
+      "Namespace proj-shop is Active; waiting for ClusterRoleBinding projects.agrrh.com:shop:reader:users to be as asked, " +
+        "and RoleBinding project-view-users to be removed.",
+      "the auditor still reads the Project until Metacontroller has taken them off",
+    );
+    assert.equal(roleBindingsOf(answer).some((binding) => binding.metadata.name === "project-view-users"), false);
   });
 
   test("syncing the returned status again is a fixed point, with RoleBindings observed as asked", () => {
@@ -661,7 +723,8 @@ describe("sync: input", () => {
 
   test("unknown fields are kept by the schema, not stripped or refused", () => {
     const request = v.parse(SyncRequest, fixture("steady-sync"));
-    assert.equal(request.parent.metadata["uid"], "48a15fd2-5d82-4028-934f-6f99d95cf654");
+    assert.equal(request.parent.metadata["uid"], fixture("steady-sync").parent.metadata["uid"]);
+    assert.match(String(request.parent.metadata["uid"]), /^[0-9a-f-]{36}$/);
     assert.equal(request.related["Namespace.v1"]?.["proj-test"]?.["kind"], "Namespace");
   });
 
