@@ -3,12 +3,12 @@
  *
  * A `Project` (projects.agrrh.com/v1, cluster-scoped) should always come with
  * a Namespace `proj-<project name>` that carries the Project's description and
- * license as annotations, and in it one RoleBinding for each role its members
- * hold, so that the people and robots working on it have access. Metacontroller
- * runs the control loop: whenever a Project or one of its children changes, it
- * POSTs what it observed to this hook and gets back what should exist. It then
- * creates, updates and deletes the children until the cluster matches, and
- * writes the status we return onto the Project.
+ * license as annotations, and in it RoleBindings that give its members the
+ * access the spec declares, no more, and let them read the Project itself.
+ * Metacontroller runs the control loop: whenever a Project or one of its
+ * children changes, it POSTs what it observed to this hook and gets back what
+ * should exist. It then creates, updates and deletes the children until the
+ * cluster matches, and writes the status we return onto the Project.
  *
  * Before the first sync of a Project, Metacontroller asks the customize hook
  * which other objects that Project needs to see: here, the Namespace its name
@@ -18,7 +18,8 @@
  * This file is the whole contract, read top to bottom:
  *   1. the request schema: what Metacontroller sends, checked where we read it;
  *   2. the types, inferred from that schema, and the shape of our answers;
- *   3. the rules: Project `x` owns Namespace `proj-x`, and who may be a member;
+ *   3. the rules: Project `x` owns Namespace `proj-x`, who may be a member,
+ *      and how members become bindings;
  *   4. `customize`: the Namespace to watch besides the Project's own;
  *   5. `sync`: first the status from what was observed, then the desired
  *      children.
@@ -519,7 +520,7 @@ export function sync(
   const roleBindings = granted ? roleBindingsFor(name, members.output) : [];
   const readers = granted ? readersFor(parent.metadata.name, members.output) : undefined;
   const bindings: Binding[] = [...roleBindings, ...(readers?.bindings ?? [])];
-  // A RoleBinding of this Project's that grants a subject the spec does not
+  // A binding of this Project's that grants a subject the spec does not
   // declare (added by hand) cannot be put right by Metacontroller's merge,
   // which only removes list entries it wrote itself. Left out of one answer,
   // it is deleted; the next sync creates it afresh, as declared.
@@ -565,9 +566,9 @@ export function sync(
   // refusal changes nothing. Only its protection follows the spec, always.
   // A Namespace the API server would refuse, or one whose name is taken, is
   // not asked for: the create could only fail, and Metacontroller would
-  // retry it forever. The RoleBinding of a role nobody holds any more is
-  // left out, and so removed; members that break the rules get no
-  // RoleBinding at all: access is withdrawn rather than guessed.
+  // retry it forever. A binding nobody needs any more is left out, and so
+  // removed; members that break the rules get no binding at all: access is
+  // withdrawn rather than guessed.
   const keptAsObserved = (observedName: string): Namespace => ({
     apiVersion: "v1",
     kind: "Namespace",
@@ -604,11 +605,14 @@ function undeclaredSubjects(observed: ObservedChildren[typeof ROLE_BINDINGS][str
 
 // An unreadable copy reads as none: then every subject not asked for now
 // counts as undeclared, and the binding is made afresh.
-function lastAppliedSubjects(observed: ObservedChildren[typeof ROLE_BINDINGS][string] | undefined): { kind: string; name: string; namespace?: string }[] {
-  const copy = v.safeParse(
-    v.pipe(v.string(), v.parseJson(), v.looseObject({ subjects: v.array(v.looseObject({ kind: v.string(), name: v.string(), namespace: v.optional(v.string()) })) })),
-    observed?.metadata?.annotations?.[LAST_APPLIED_ANNOTATION],
-  );
+const LastAppliedBinding = v.pipe(
+  v.string(),
+  v.parseJson(),
+  v.looseObject({ subjects: v.array(v.looseObject({ kind: v.string(), name: v.string(), namespace: v.optional(v.string()) })) }),
+);
+
+function lastAppliedSubjects(observed: ObservedChildren[typeof ROLE_BINDINGS][string] | undefined) {
+  const copy = v.safeParse(LastAppliedBinding, observed?.metadata?.annotations?.[LAST_APPLIED_ANNOTATION]);
   return copy.success ? copy.output.subjects : [];
 }
 
