@@ -242,6 +242,13 @@ describe("e2e: the command", () => {
     assert.equal(await optional.exitCode("the e2e to skip", 30_000), 0, optional.output());
   });
 
+  test("npm run test:e2e:local, where the local control plane is absent, says so and exits 0 without starting anything", async () => {
+    const missing = join(directory, "no-control-plane");
+    const child = spawnChild(["bash", "test/local-e2e.sh"], { LOCAL_CONTROL_PLANE: missing });
+    assert.equal(await child.exitCode("the script to skip"), 0, child.output());
+    assert.equal(child.output(), `e2e on a local control plane skipped: no ${missing}/up.sh (set LOCAL_CONTROL_PLANE to where it is)\n`);
+  });
+
   test("Ctrl-C stops the run, cleans up and exits 130", async () => {
     const child = e2e({ KUBECTL: kubectl });
     try {
