@@ -76,12 +76,10 @@ export const Project = v.looseObject({
 });
 
 const NamespaceStatus = v.nullish(v.looseObject({ phase: v.nullish(v.string()) }));
+const AnnotatedMetadata = v.optional(v.looseObject({ annotations: v.nullish(v.record(v.string(), v.string())) }));
 // The Project's own Namespace is read for its annotations too: when the spec
 // cannot be carried out, they are kept as they are.
-const ObservedNamespace = v.looseObject({
-  metadata: v.optional(v.looseObject({ annotations: v.nullish(v.record(v.string(), v.string())) })),
-  status: NamespaceStatus,
-});
+const ObservedNamespace = v.looseObject({ metadata: AnnotatedMetadata, status: NamespaceStatus });
 
 // A Namespace that is not the Project's own is read for who owns it, so that
 // the status can name them.
@@ -96,7 +94,7 @@ const RelatedNamespace = v.looseObject({
 // Metacontroller keeps on it, to tell a subject added by hand from one we
 // asked for before.
 const ObservedBinding = v.looseObject({
-  metadata: v.optional(v.looseObject({ annotations: v.nullish(v.record(v.string(), v.string())) })),
+  metadata: AnnotatedMetadata,
   roleRef: v.looseObject({ name: v.string() }),
   subjects: v.nullish(
     v.array(v.looseObject({ kind: v.string(), name: v.string(), namespace: v.nullish(v.string()) })),
@@ -409,7 +407,6 @@ const bySubjectKey = (a: Subject, b: Subject) => {
   return first < second ? -1 : first > second ? 1 : 0;
 };
 
-
 export const Members = v.pipe(
   v.array(Member),
   v.maxLength(MAX_MEMBERS, (issue) => `${(issue.input as unknown[]).length} members listed; ${MEMBER_RULES.most}`),
@@ -597,10 +594,15 @@ function observedBinding(children: ObservedChildren, binding: Binding) {
 }
 
 // Metacontroller's merge removes a subject it applied before and no longer
-// asked for, and keeps one it never applied: only those are undeclared.
+// asked for, and keeps one it never applied: only those are undeclared. Its
+// copy is read only when a subject is not asked for, so a binding as asked,
+// the usual case, costs no JSON parse.
 function undeclaredSubjects(observed: ObservedChildren[typeof ROLE_BINDINGS][string] | undefined, wanted: Binding): string[] {
-  const declared = new Set([...wanted.subjects, ...lastAppliedSubjects(observed)].map(subjectKey));
-  return (observed?.subjects ?? []).filter((subject) => !declared.has(subjectKey(subject))).map(describeSubject);
+  const asked = new Set(wanted.subjects.map(subjectKey));
+  const unasked = (observed?.subjects ?? []).filter((subject) => !asked.has(subjectKey(subject)));
+  if (unasked.length === 0) return [];
+  const appliedBefore = new Set(lastAppliedSubjects(observed).map(subjectKey));
+  return unasked.filter((subject) => !appliedBefore.has(subjectKey(subject))).map(describeSubject);
 }
 
 // An unreadable copy reads as none: then every subject not asked for now
