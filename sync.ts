@@ -3,24 +3,29 @@
  *
  * A `Project` (projects.agrrh.com/v1, cluster-scoped) should always come with
  * a Namespace `proj-<project name>` that carries the Project's description and
- * license as annotations, and in it RoleBindings that give its members the
- * access the spec declares, no more, and let them read the Project itself.
+ * license as annotations, the guardrails of the ProjectProfile it names (a
+ * ResourceQuota, default container limits, network isolation and a Pod
+ * Security level, all chosen by the cluster's admins), and RoleBindings that
+ * give its members the access the spec declares, no more, and let them read
+ * the Project itself.
  * Metacontroller runs the control loop: whenever a Project or one of its
  * children changes, it POSTs what it observed to this hook and gets back what
  * should exist. It then creates, updates and deletes the children until the
  * cluster matches, and writes the status we return onto the Project.
  *
  * Before the first sync of a Project, Metacontroller asks the customize hook
- * which other objects that Project needs to see: here, the Namespace its name
- * would take, whoever owns it. That is how `sync` can tell a Namespace still
- * to be created from one that belongs to someone else.
+ * which other objects that Project needs to see: the Namespace its name would
+ * take, whoever owns it, and its profile. That is how `sync` can tell a
+ * Namespace still to be created from one that belongs to someone else, and
+ * why an edited profile reaches every Project that uses it at once.
  *
  * This file is the whole contract, read top to bottom:
  *   1. the request schema: what Metacontroller sends, checked where we read it;
  *   2. the types, inferred from that schema, and the shape of our answers;
- *   3. the rules: Project `x` owns Namespace `proj-x`, who may be a member,
- *      and how members become bindings;
- *   4. `customize`: the Namespace to watch besides the Project's own;
+ *   3. the rules: Project `x` owns Namespace `proj-x`, what a profile may
+ *      hold and what it becomes, who may be a member, and how members become
+ *      bindings;
+ *   4. `customize`: the Namespace and the profile to watch;
  *   5. `sync`: first the status from what was observed, then the desired
  *      children.
  * It imports nothing from the web framework or the runtime, so it can be
@@ -43,6 +48,7 @@ const ProjectSpec = v.looseObject({
   license: v.nullish(v.string()),
   members: v.nullish(v.array(v.unknown())),
   deletionProtection: v.nullish(v.boolean()),
+  profile: v.nullish(v.string()),
 });
 
 // The status is our own previous answer, read back only to keep a condition's
@@ -76,9 +82,14 @@ export const Project = v.looseObject({
 });
 
 const NamespaceStatus = v.nullish(v.looseObject({ phase: v.nullish(v.string()) }));
-const AnnotatedMetadata = v.optional(v.looseObject({ annotations: v.nullish(v.record(v.string(), v.string())) }));
-// The Project's own Namespace is read for its annotations too: when the spec
-// cannot be carried out, they are kept as they are.
+const AnnotatedMetadata = v.optional(
+  v.looseObject({
+    labels: v.nullish(v.record(v.string(), v.string())),
+    annotations: v.nullish(v.record(v.string(), v.string())),
+  }),
+);
+// The Project's own Namespace is read for its annotations and Pod Security
+// label too: when the spec cannot be carried out, they are kept as they are.
 const ObservedNamespace = v.looseObject({ metadata: AnnotatedMetadata, status: NamespaceStatus });
 
 // A Namespace that is not the Project's own is read for who owns it, so that
@@ -101,19 +112,36 @@ const ObservedBinding = v.looseObject({
   ),
 });
 
+// A ResourceQuota, LimitRange or NetworkPolicy is read whole: to tell
+// whether it is as asked, and to keep it as it is while its profile is
+// missing.
+const ObservedGuardrail = v.looseObject({ metadata: AnnotatedMetadata, spec: v.nullish(v.looseObject({})) });
+
+// A profile is checked against the rules of part 3 by `sync`, not here: a
+// profile admitted before those rules existed then gets its Projects a status
+// that names what is wrong, instead of a refused request.
+const RelatedProfile = v.looseObject({ spec: v.nullish(v.unknown()) });
+
 // Children arrive grouped by `<Kind>.<apiVersion>`, then by name; namespaced
 // children of this cluster-scoped parent by `<namespace>/<name>`.
 // Metacontroller sends a key for every child resource the CompositeController
 // declares, even when it is empty, so a missing group means the hook is wired
 // to the wrong controller: better refused than answered.
 export const NAMESPACES = "Namespace.v1";
+export const RESOURCE_QUOTAS = "ResourceQuota.v1";
+export const LIMIT_RANGES = "LimitRange.v1";
+export const NETWORK_POLICIES = "NetworkPolicy.networking.k8s.io/v1";
 export const ROLE_BINDINGS = "RoleBinding.rbac.authorization.k8s.io/v1";
 export const CLUSTER_ROLES = "ClusterRole.rbac.authorization.k8s.io/v1";
 export const CLUSTER_ROLE_BINDINGS = "ClusterRoleBinding.rbac.authorization.k8s.io/v1";
+export const PROFILES = "ProjectProfile.agrrh.com/v1";
 const ObjectsByName = v.record(v.string(), v.looseObject({}));
 export const ObservedChildren = v.objectWithRest(
   {
     [NAMESPACES]: v.record(v.string(), ObservedNamespace),
+    [RESOURCE_QUOTAS]: v.record(v.string(), ObservedGuardrail),
+    [LIMIT_RANGES]: v.record(v.string(), ObservedGuardrail),
+    [NETWORK_POLICIES]: v.record(v.string(), ObservedGuardrail),
     [ROLE_BINDINGS]: v.record(v.string(), ObservedBinding),
     [CLUSTER_ROLES]: ObjectsByName,
     [CLUSTER_ROLE_BINDINGS]: v.record(v.string(), ObservedBinding),
@@ -121,12 +149,16 @@ export const ObservedChildren = v.objectWithRest(
   ObjectsByName,
 );
 
-// Related objects arrive grouped the same way. The group is there, empty or
+// Related objects arrive grouped the same way. Each group is there, empty or
 // not, whenever the customize hook asked for it, which it does for every
-// Project whose name can be a Namespace's (part 4). Without it a foreign
-// Namespace would look like one not created yet, so that is refused.
+// Project whose name can be a Namespace's (part 4). Without them a foreign
+// Namespace would look like one not created yet, and an existing profile
+// like a missing one, so that is refused.
 export const RelatedObjects = v.objectWithRest(
-  { [NAMESPACES]: v.optional(v.record(v.string(), RelatedNamespace)) },
+  {
+    [NAMESPACES]: v.optional(v.record(v.string(), RelatedNamespace)),
+    [PROFILES]: v.optional(v.record(v.string(), RelatedProfile)),
+  },
   ObjectsByName,
 );
 
@@ -140,10 +172,12 @@ export const SyncRequest = v.pipe(
   }),
   v.forward(
     v.check(
-      ({ parent, related }) => related[NAMESPACES] !== undefined || !isValidNamespaceName(namespaceNameFor(parent.metadata.name)),
-      "expected the Namespace the customize hook asks for: is hooks.customize declared on the CompositeController?",
+      ({ parent, related }) =>
+        (related[NAMESPACES] !== undefined && related[PROFILES] !== undefined) ||
+        !isValidNamespaceName(namespaceNameFor(parent.metadata.name)),
+      "expected the Namespace and the ProjectProfile the customize hook asks for: is hooks.customize declared on the CompositeController?",
     ),
-    ["related", NAMESPACES],
+    ["related"],
   ),
 );
 
@@ -169,7 +203,7 @@ export type Namespace = {
   kind: "Namespace";
   metadata: {
     name: string;
-    /** Only on a protected Project's Namespace: the Project's name under PROTECTED_BY_LABEL. */
+    /** The Project's name under PROTECTED_BY_LABEL if it is protected; its profile's Pod Security level. */
     labels?: Record<string, string>;
     /** Both, as the spec says; or, when the spec cannot be carried out, those observed. */
     annotations: Partial<NamespaceAnnotations>;
@@ -179,13 +213,14 @@ export type Namespace = {
 // Every answer where `sync` does not do what the spec asks until a person
 // acts; the webhook logs each with the Project's name. None of them ever
 // costs the Project a Namespace it has (see the invariant in part 5).
-export const REFUSALS = ["InvalidName", "SpecTooLarge", "InvalidMembers", "NamespaceConflict"] as const;
+export const REFUSALS = ["InvalidName", "SpecTooLarge", "InvalidMembers", "NamespaceConflict", "ProfileNotFound", "InvalidProfile"] as const;
 export type Refusal = (typeof REFUSALS)[number];
 export type Reason =
   | Refusal
   | "WaitingForNamespace"
   | "NamespaceTerminating"
   | "NamespaceNotActive"
+  | "WaitingForGuardrails"
   | "WaitingForRoleBindings"
   | "RevokingUndeclaredAccess"
   | "NamespaceActive";
@@ -231,6 +266,36 @@ export type ClusterRoleBinding = {
 
 type Binding = RoleBinding | ClusterRoleBinding;
 
+/** What every guardrail carries: its place in the Project's Namespace, and the profile it came from under PROFILE_LABEL. */
+type GuardrailMetadata = { name: string; namespace: string; labels: Record<string, string> };
+/** Kubernetes quantities by resource name, as a profile writes them ("500m", "4Gi"). */
+export type Quantities = Record<string, string>;
+
+export type ResourceQuota = { apiVersion: "v1"; kind: "ResourceQuota"; metadata: GuardrailMetadata; spec: { hard: Quantities } };
+
+export type LimitRange = {
+  apiVersion: "v1";
+  kind: "LimitRange";
+  metadata: GuardrailMetadata;
+  spec: { limits: [{ type: "Container"; default?: Quantities; defaultRequest?: Quantities }] };
+};
+
+type NamespaceSelector = { matchExpressions: [{ key: "kubernetes.io/metadata.name"; operator: "In"; values: string[] }] };
+export type NetworkPolicy = {
+  apiVersion: "networking.k8s.io/v1";
+  kind: "NetworkPolicy";
+  metadata: GuardrailMetadata;
+  spec: {
+    podSelector: Record<string, never>;
+    policyTypes: ["Ingress"];
+    ingress: [{ from: ({ podSelector: Record<string, never> } | { namespaceSelector: NamespaceSelector })[] }];
+  };
+};
+
+/** A guardrail as observed and kept while its profile cannot be read: whatever spec it has. */
+type KeptGuardrail = { apiVersion: string; kind: string; metadata: GuardrailMetadata; spec: Record<string, unknown> };
+export type Guardrail = ResourceQuota | LimitRange | NetworkPolicy | KeptGuardrail;
+
 export type ProjectStatus = {
   /** How many Namespaces this Project owns right now, as observed. */
   namespaces: number;
@@ -238,6 +303,8 @@ export type ProjectStatus = {
   members: number;
   /** The Namespace this Project's name gives it; absent when it cannot have one. */
   namespace?: string;
+  /** The ProjectProfile whose guardrails the Namespace gets; while that cannot be read, the one it kept. */
+  profile?: string;
   observedGeneration?: number;
   conditions: ReadyCondition[];
 };
@@ -245,8 +312,8 @@ export type ProjectStatus = {
 /** Exactly the two keys Metacontroller reads: with hook v2 it rejects any other. */
 export type SyncResponse = {
   status: ProjectStatus;
-  /** The Namespaces first, the Project's own leading, then its RoleBindings, then what lets its members read it. */
-  children: (Namespace | RoleBinding | ClusterRole | ClusterRoleBinding)[];
+  /** The Namespaces first, the Project's own leading, then its guardrails, its RoleBindings, and what lets its members read it. */
+  children: (Namespace | Guardrail | RoleBinding | ClusterRole | ClusterRoleBinding)[];
 };
 
 /** Objects picked by name, the one kind of rule this controller needs. */
@@ -263,6 +330,10 @@ export const DEFAULT_LICENSE = "WTFPL";
 // that has it, unless the garbage collector does so because the Project is
 // gone. It follows spec.deletionProtection on every sync.
 export const PROTECTED_BY_LABEL = "agrrh.com/protected-by-project";
+
+export function profileNameOf(project: Project): string {
+  return project.spec?.profile || DEFAULT_PROFILE;
+}
 
 export function namespaceNameFor(projectName: string): string {
   return NAMESPACE_PREFIX + projectName;
@@ -318,6 +389,116 @@ export const WORST_FIXED_BYTES = 1024;
 function mayExceedAnnotationLimit({ description = "", license = "" }: Namespace["metadata"]["annotations"]): boolean {
   return WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * (description.length + license.length) > ANNOTATIONS_MAX_BYTES;
 }
+
+// A Project's guardrails come from the ProjectProfile its spec names, one a
+// cluster admin owns; Projects that name none use `default`. Each part of a
+// profile is optional and becomes one object in the Project's Namespace, or
+// its Pod Security label. Each object carries the profile's name, so that
+// the status can tell which profile a Namespace really has.
+export const DEFAULT_PROFILE = "default";
+export const PROFILE_LABEL = "agrrh.com/profile";
+export const POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce";
+export const POD_SECURITY_LEVELS = ["privileged", "baseline", "restricted"] as const;
+export const GUARDRAIL_NAMES = { ResourceQuota: "project-quota", LimitRange: "project-limits", NetworkPolicy: "project-isolation" } as const;
+
+// The API server refuses a ResourceQuota or LimitRange it cannot read, and
+// Metacontroller would retry that create for ever, so a profile holds only
+// what they accept. The CRD applies the same rules at admission, in the same
+// words (manifest.test.ts judges one table of profiles by both).
+//
+// Quantities are a subset of Kubernetes' own: no sign, no exponent, no n or
+// u, at most 3 decimals. Every such value is a whole number of nano-units,
+// which the API server stores exactly; it may write it another way ("0.5"
+// as "500m"), and `sync` then asks for it written that way (see
+// `asObservedIfEqual`), or Metacontroller would update it on every sync.
+export const QUANTITY = /^[0-9]{1,15}(\.[0-9]{1,3})?(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$/;
+// What a ResourceQuota's `hard` may name: Kubernetes' standard quota
+// resources, huge pages, or a name with a `/` (count/deployments.apps,
+// gold.storageclass.storage.k8s.io/requests.storage).
+export const QUOTA_RESOURCES = [
+  "pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps", "persistentvolumeclaims",
+  "services.nodeports", "services.loadbalancers", "cpu", "memory", "storage", "ephemeral-storage",
+  "requests.cpu", "requests.memory", "requests.storage", "requests.ephemeral-storage",
+  "limits.cpu", "limits.memory", "limits.ephemeral-storage",
+] as const;
+export const QUALIFIED_QUOTA_RESOURCE = new RegExp(
+  String.raw`^((requests\.)?hugepages-[0-9]+(Ki|Mi|Gi)|[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$`,
+);
+export const LIMITED_RESOURCES = ["cpu", "memory", "ephemeral-storage"] as const;
+export const MAX_QUANTITIES = 32;
+export const MAX_ADMITTED_NAMESPACES = 32;
+
+export const PROFILE_RULES = {
+  quantity: "a quantity is a number with at most 3 decimals and an optional unit (m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi or Ei), such as 500m, 2 or 4Gi; quote it",
+  quotaResource: `a quota limits ${QUOTA_RESOURCES.join(", ")}, hugepages-<size>, or a resource named with a /, such as count/deployments.apps`,
+  limitedResource: `default requests and limits are for ${LIMITED_RESOURCES.join(", ")} only`,
+  requestOverLimit: "a default request is at most the default limit of the same resource",
+  admittedNamespace: `networkPolicy.allowFromNamespaces lists at most ${MAX_ADMITTED_NAMESPACES} namespace names, each once`,
+  podSecurity: `podSecurity is one of ${POD_SECURITY_LEVELS.join(", ")}`,
+  most: `a profile lists at most ${MAX_QUANTITIES} quantities in each map`,
+} as const;
+
+// A quantity's exact value as digits × 10^e × 2^b, so that two can be
+// compared without floating-point error.
+const DECIMAL_SUFFIXES: Record<string, number> = { "": 0, m: -3, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BINARY_SUFFIXES: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+
+function quantityValue(quantity: string): { digits: bigint; exp10: number; exp2: number } {
+  const [, whole = "", fraction = "", suffix = ""] = /^([0-9]+)(?:\.([0-9]+))?([A-Za-z]*)$/.exec(quantity) ?? [];
+  return {
+    digits: BigInt(whole + fraction),
+    exp10: (DECIMAL_SUFFIXES[suffix] ?? 0) - fraction.length,
+    exp2: BINARY_SUFFIXES[suffix] ?? 0,
+  };
+}
+
+/** Negative, zero or positive as `a` is less than, equal to or more than `b`; both must match QUANTITY. */
+export function compareQuantities(a: string, b: string): number {
+  const [x, y] = [quantityValue(a), quantityValue(b)];
+  const exp10 = Math.min(x.exp10, y.exp10);
+  const scaled = ({ digits, exp10: own, exp2 }: typeof x) => digits * 2n ** BigInt(exp2) * 10n ** BigInt(own - exp10);
+  const [left, right] = [scaled(x), scaled(y)];
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+const quantities = (keyRule: (key: string) => boolean, keyMessage: string) =>
+  v.pipe(
+    v.record(v.string(), v.pipe(v.string(PROFILE_RULES.quantity), v.regex(QUANTITY, PROFILE_RULES.quantity))),
+    v.check((map) => Object.keys(map).length <= MAX_QUANTITIES, PROFILE_RULES.most),
+    v.check((map) => Object.keys(map).every(keyRule), keyMessage),
+  );
+const isQuotaResource = (key: string) => (QUOTA_RESOURCES as readonly string[]).includes(key) || QUALIFIED_QUOTA_RESOURCE.test(key);
+const isLimitedResource = (key: string) => (LIMITED_RESOURCES as readonly string[]).includes(key);
+
+export const ProfileSpec = v.looseObject({
+  resourceQuota: v.optional(v.looseObject({ hard: quantities(isQuotaResource, PROFILE_RULES.quotaResource) })),
+  limitRange: v.optional(
+    v.pipe(
+      v.looseObject({
+        default: v.optional(quantities(isLimitedResource, PROFILE_RULES.limitedResource)),
+        defaultRequest: v.optional(quantities(isLimitedResource, PROFILE_RULES.limitedResource)),
+      }),
+      v.check(
+        ({ default: limits = {}, defaultRequest = {} }) =>
+          Object.entries(defaultRequest).every(([key, request]) => limits[key] === undefined || compareQuantities(request, limits[key]) <= 0),
+        PROFILE_RULES.requestOverLimit,
+      ),
+    ),
+  ),
+  networkPolicy: v.optional(
+    v.looseObject({
+      allowFromNamespaces: v.optional(
+        v.pipe(
+          v.array(v.pipe(v.string(PROFILE_RULES.admittedNamespace), v.check(isValidNamespaceName, PROFILE_RULES.admittedNamespace))),
+          v.maxLength(MAX_ADMITTED_NAMESPACES, PROFILE_RULES.admittedNamespace),
+          v.check((names) => new Set(names).size === names.length, PROFILE_RULES.admittedNamespace),
+        ),
+      ),
+    }),
+  ),
+  podSecurity: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
+});
+export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
 
 // Members get access through Kubernetes' built-in ClusterRoles, bound in the
 // Project's Namespace: `admin` manages everything there, including access;
@@ -453,13 +634,98 @@ export function readerBindingNameFor(project: string, member: Pick<Member, "kind
   return `${readerRoleNameFor(project)}:${subjectGroupOf(member)}`;
 }
 
+// What a valid profile asks for in the Project's Namespace. A quantity the
+// API server stored another way but with the same value is asked for as
+// stored; one of another value is put back as the profile says.
+function guardrailsFor(namespace: string, profileName: string, profile: ProfileSpec, children: ObservedChildren): Guardrail[] {
+  const metadata = (kind: keyof typeof GUARDRAIL_NAMES): GuardrailMetadata => ({
+    name: GUARDRAIL_NAMES[kind],
+    namespace,
+    labels: { [PROFILE_LABEL]: profileName },
+  });
+  const observedSpec = (group: string, kind: keyof typeof GUARDRAIL_NAMES): any => children[group]?.[`${namespace}/${GUARDRAIL_NAMES[kind]}`]?.["spec"];
+  const guardrails: Guardrail[] = [];
+  const { resourceQuota, limitRange, networkPolicy } = profile;
+  if (resourceQuota) {
+    const hard = asObservedIfEqual(resourceQuota.hard, observedSpec(RESOURCE_QUOTAS, "ResourceQuota")?.hard);
+    guardrails.push({ apiVersion: "v1", kind: "ResourceQuota", metadata: metadata("ResourceQuota"), spec: { hard } });
+  }
+  if (limitRange) {
+    // The API server fills in a default request from the default limit;
+    // asking for that too keeps the answer equal to what is stored.
+    const observed = observedSpec(LIMIT_RANGES, "LimitRange")?.limits?.[0];
+    const limits = limitRange.default && asObservedIfEqual(limitRange.default, observed?.default);
+    const requests = { ...limitRange.default, ...limitRange.defaultRequest };
+    const defaultRequest = Object.keys(requests).length ? asObservedIfEqual(requests, observed?.defaultRequest) : undefined;
+    guardrails.push({
+      apiVersion: "v1",
+      kind: "LimitRange",
+      metadata: metadata("LimitRange"),
+      spec: { limits: [{ type: "Container", ...(limits ? { default: limits } : {}), ...(defaultRequest ? { defaultRequest } : {}) }] },
+    });
+  }
+  if (networkPolicy) {
+    // Pods of the Project's own Namespace, and of every namespace the profile names.
+    const admitted = networkPolicy.allowFromNamespaces ?? [];
+    const fromNamespaces: NamespaceSelector[] = admitted.length
+      ? [{ matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: admitted }] }]
+      : [];
+    guardrails.push({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: metadata("NetworkPolicy"),
+      spec: {
+        podSelector: {},
+        policyTypes: ["Ingress"],
+        ingress: [{ from: [{ podSelector: {} }, ...fromNamespaces.map((namespaceSelector) => ({ namespaceSelector }))] }],
+      },
+    });
+  }
+  return guardrails;
+}
+
+function asObservedIfEqual(wanted: Quantities, observed: unknown): Quantities {
+  const stored = (observed ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(wanted).map(([key, quantity]) => {
+      const current = stored[key];
+      const same = typeof current === "string" && QUANTITY.test(current) && compareQuantities(current, quantity) === 0;
+      return [key, same ? current : quantity];
+    }),
+  );
+}
+
+/** The guardrails observed in the Project's Namespace, kept exactly as they are. */
+function guardrailsAsObserved(namespace: string, children: ObservedChildren): Guardrail[] {
+  return GUARDRAIL_GROUPS.flatMap(([group, kind]): Guardrail[] => {
+    const observed = children[group]?.[`${namespace}/${GUARDRAIL_NAMES[kind]}`];
+    if (!observed) return [];
+    const profile = observed.metadata?.labels?.[PROFILE_LABEL];
+    return [{
+      apiVersion: group.slice(group.indexOf(".") + 1),
+      kind,
+      metadata: { name: GUARDRAIL_NAMES[kind], namespace, labels: profile ? { [PROFILE_LABEL]: profile } : ({} as Record<string, string>) },
+      spec: { ...observed.spec },
+    }];
+  });
+}
+
+const GUARDRAIL_GROUPS = [
+  [RESOURCE_QUOTAS, "ResourceQuota"],
+  [LIMIT_RANGES, "LimitRange"],
+  [NETWORK_POLICIES, "NetworkPolicy"],
+] as const;
+
 // ## 4. customize
 //
 // A Namespace that someone else created is not among the Project's children,
 // so `sync` would see nothing there and Metacontroller's create would fail
 // quietly, over and over. Asking for the Namespace by name puts it in every
 // sync request's `related`, whoever owns it, and makes Metacontroller watch it:
-// when it goes away, the Project is synced again and gets its own.
+// when it goes away, the Project is synced again and gets its own. The
+// profile is asked for the same way: when an admin edits it, every Project
+// that names it is synced again, so a changed quota reaches them all at once
+// and not only new Projects; when it is missing, `sync` can say so.
 // Metacontroller caches this answer per Project generation, so it may depend
 // on the Project alone. A name that cannot be a Namespace's is not asked for:
 // `sync` refuses such a Project anyway. No rule at all, not an empty `names`,
@@ -468,7 +734,12 @@ export function readerBindingNameFor(project: string, member: Pick<Member, "kind
 export function customize(parent: Project): CustomizeResponse {
   const name = namespaceNameFor(parent.metadata.name);
   if (!isValidNamespaceName(name)) return { relatedResources: [] };
-  return { relatedResources: [{ apiVersion: "v1", resource: "namespaces", names: [name] }] };
+  return {
+    relatedResources: [
+      { apiVersion: "v1", resource: "namespaces", names: [name] },
+      { apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: [profileNameOf(parent)] },
+    ],
+  };
 }
 
 // ## 5. sync
@@ -490,13 +761,23 @@ export function sync(
   now: () => Date = () => new Date(),
 ): SyncResponse {
   const name = namespaceNameFor(parent.metadata.name);
-  const labels = parent.spec?.deletionProtection ? { labels: { [PROTECTED_BY_LABEL]: parent.metadata.name } } : {};
+  const observed = children[NAMESPACES];
+  // A profile that cannot be read (missing, or admitted before its rules)
+  // leaves the Namespace's guardrails and Pod Security label as observed:
+  // a quota is never dropped because its profile was briefly gone.
+  const profileName = profileNameOf(parent);
+  const profile = readProfile(profileName, related);
+  const podSecurity = profile.spec ? profile.spec.podSecurity : observed[name]?.metadata?.labels?.[POD_SECURITY_LABEL];
+  const labels = {
+    ...(parent.spec?.deletionProtection ? { [PROTECTED_BY_LABEL]: parent.metadata.name } : {}),
+    ...(podSecurity ? { [POD_SECURITY_LABEL]: podSecurity } : {}),
+  };
   const wanted: Namespace = {
     apiVersion: "v1",
     kind: "Namespace",
     metadata: {
       name,
-      ...labels,
+      ...(Object.keys(labels).length ? { labels } : {}),
       annotations: {
         description: parent.spec?.description ?? "",
         license: parent.spec?.license ?? DEFAULT_LICENSE,
@@ -504,16 +785,23 @@ export function sync(
     },
   };
   const refusal = whyTheApiServerWouldRefuse(wanted);
-  const observed = children[NAMESPACES];
   // The same name among the related objects but not among the children is a
   // Namespace someone else made: Metacontroller would never adopt it, and we
   // never ask it to change or delete it.
   const foreign = observed[name] ? undefined : related[NAMESPACES]?.[name];
   const members = v.safeParse(Members, parent.spec?.members ?? []);
-  // RoleBindings go only into the Project's own Namespace, once it is there
-  // and Active: never into someone else's, nor into one being deleted.
+  // Guardrails and RoleBindings go only into the Project's own Namespace,
+  // once it is there and Active: never into someone else's, nor into one
+  // being deleted. Members get access once the guardrails are there, so that
+  // nothing they run escapes them; access once given is not taken back while
+  // a guardrail is being put right.
   const namespaceActive = observed[name]?.status?.phase === "Active";
-  const granted = members.success && namespaceActive && members.output.length > 0;
+  const guardrails = profile.spec
+    ? namespaceActive ? guardrailsFor(name, profileName, profile.spec, children) : []
+    : guardrailsAsObserved(name, children);
+  const guardrailsThere = guardrails.every((guardrail) => observedGuardrail(children, guardrail));
+  const accessGiven = Object.keys(children[ROLE_BINDINGS]).length > 0;
+  const granted = members.success && namespaceActive && members.output.length > 0 && (guardrailsThere || accessGiven);
   const roleBindings = granted ? roleBindingsFor(name, members.output) : [];
   const readers = granted ? readersFor(parent.metadata.name, members.output) : undefined;
   const bindings: Binding[] = [...roleBindings, ...(readers?.bindings ?? [])];
@@ -535,13 +823,17 @@ export function sync(
     refusal ??
     (members.success ? undefined : invalidMembers(members.issues)) ??
     (foreign ? conflictWith(name, foreign) : undefined) ??
+    profile.problem?.(observed[name] ? name : undefined) ??
     namespaceNotReady(name, observed[name]) ??
+    guardrailsNotReady(name, guardrails, children, members.success && members.output.length > 0 && !granted) ??
     (undeclared.length ? revoking(undeclared) : undefined) ??
     accessOf(name, bindings, readers?.role, children);
+  const appliedProfile = profile.spec ? profileName : guardrails.map((guardrail) => guardrail.metadata.labels[PROFILE_LABEL]).find(Boolean);
   const status: ProjectStatus = {
     namespaces: Object.keys(observed).length,
     members: parent.spec?.members?.length ?? 0,
     ...(refusal && !observed[name] ? {} : { namespace: name }),
+    ...(appliedProfile ? { profile: appliedProfile } : {}),
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     conditions: [
       {
@@ -561,17 +853,24 @@ export function sync(
   // in the answer, whatever else is wrong. When the spec cannot be carried
   // out, it is kept as observed: its annotations as they are, so that a
   // refusal changes nothing. Only its protection follows the spec, always.
-  // A Namespace the API server would refuse, or one whose name is taken, is
-  // not asked for: the create could only fail, and Metacontroller would
-  // retry it forever. A binding nobody needs any more is left out, and so
-  // removed; members that break the rules get no binding at all: access is
-  // withdrawn rather than guessed.
-  const keptAsObserved = (observedName: string): Namespace => ({
-    apiVersion: "v1",
-    kind: "Namespace",
-    metadata: { name: observedName, ...labels, annotations: ownAnnotationsOf(observed[observedName]) },
-  });
-  const carriedOut = !refusal && !foreign;
+  // A Namespace the API server would refuse, one whose name is taken, or one
+  // whose guardrails cannot be known is not asked for: the create could only
+  // fail, or make a Namespace without them. A binding nobody needs any more
+  // is left out, and so removed; members that break the rules get no
+  // binding at all: access is withdrawn rather than guessed.
+  const keptAsObserved = (observedName: string): Namespace => {
+    const keptLabels = observedName === name ? labels : protectionOnly(labels);
+    return {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: {
+        name: observedName,
+        ...(Object.keys(keptLabels).length ? { labels: keptLabels } : {}),
+        annotations: ownAnnotationsOf(observed[observedName]),
+      },
+    };
+  };
+  const carriedOut = !refusal && !foreign && !profile.problem;
   const namespaces = [
     ...(carriedOut ? [wanted] : []),
     ...Object.keys(observed)
@@ -582,8 +881,108 @@ export function sync(
   const kept = (binding: Binding) => !revoked.has(binding);
   return {
     status,
-    children: [...namespaces, ...roleBindings.filter(kept), ...(readers ? [readers.role, ...readers.bindings.filter(kept)] : [])],
+    children: [
+      ...namespaces,
+      ...guardrails.filter((guardrail) => profile.problem || !narrowedByHand(children, guardrail)),
+      ...roleBindings.filter(kept),
+      ...(readers ? [readers.role, ...readers.bindings.filter(kept)] : []),
+    ],
   };
+}
+
+// A Namespace left from an older naming rule keeps only the protection: the
+// guardrails are the Project's own Namespace's.
+function protectionOnly(labels: Record<string, string>): Record<string, string> {
+  return labels[PROTECTED_BY_LABEL] ? { [PROTECTED_BY_LABEL]: labels[PROTECTED_BY_LABEL] } : {};
+}
+
+type ProfileReading = { spec: ProfileSpec; problem?: undefined } | { spec?: undefined; problem: (namespace: string | undefined) => Readiness };
+
+function readProfile(profileName: string, related: RelatedObjects): ProfileReading {
+  const found = related[PROFILES]?.[profileName];
+  const keeping = (namespace: string | undefined) =>
+    namespace
+      ? `Namespace ${namespace} keeps the guardrails it has, and is otherwise left as it is`
+      : "no Namespace is created without guardrails";
+  if (!found) {
+    return {
+      problem: (namespace) => ({
+        status: "False",
+        reason: "ProfileNotFound",
+        message:
+          `ProjectProfile ${profileName} does not exist, so ${keeping(namespace)}. ` +
+          "Set spec.profile to one that does (kubectl get projectprofiles), or ask a cluster admin to create it.",
+      }),
+    };
+  }
+  const spec = v.safeParse(ProfileSpec, found.spec ?? {});
+  if (spec.success) return { spec: spec.output };
+  const problems = [...new Set(spec.issues.map((issue) => `spec${pathOf(issue)}: ${issue.message}`))];
+  return {
+    problem: (namespace) => ({
+      status: "False",
+      reason: "InvalidProfile",
+      message: `ProjectProfile ${profileName} breaks its rules (${problems.join("; ")}), so ${keeping(namespace)}. A cluster admin must fix it.`,
+    }),
+  };
+}
+
+/** `.resourceQuota.hard` or `[2]`: where in the object an issue is. */
+function pathOf(issue: v.BaseIssue<unknown>): string {
+  return (issue.path ?? []).map(({ key }) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`)).join("");
+}
+
+// Metacontroller's merge cannot take back a selector added by hand to the
+// NetworkPolicy's `podSelector: {}`, which would leave the other pods open.
+// Left out of one answer, the policy is deleted, and made afresh on the next.
+function narrowedByHand(children: ObservedChildren, guardrail: Guardrail): boolean {
+  const selector = guardrail.kind === "NetworkPolicy" ? observedGuardrail(children, guardrail)?.spec?.["podSelector"] : undefined;
+  return typeof selector === "object" && selector !== null && Object.keys(selector).length > 0;
+}
+
+function observedGuardrail(children: ObservedChildren, guardrail: Guardrail) {
+  const group = GUARDRAIL_GROUPS.find(([, kind]) => kind === guardrail.kind)?.[0];
+  return group ? children[group][`${guardrail.metadata.namespace}/${guardrail.metadata.name}`] : undefined;
+}
+
+// A guardrail is in place when every field the answer sets is stored with
+// that value (quantities compared by value), and none is left that the
+// profile no longer asks for.
+function guardrailsNotReady(name: string, guardrails: Guardrail[], children: ObservedChildren, accessWaits: boolean): Readiness | undefined {
+  const notYet = guardrails.filter((guardrail) => !holds(observedGuardrail(children, guardrail), guardrail));
+  const wanted = new Set(guardrails.map((guardrail) => `${guardrail.kind} ${guardrail.metadata.name}`));
+  const leftOver = GUARDRAIL_GROUPS.flatMap(([group, kind]) =>
+    Object.keys(children[group])
+      .map((key): [string, string] => [kind, key.slice(key.indexOf("/") + 1)])
+      .filter(([, guardrail]) => !wanted.has(`${kind} ${guardrail}`)),
+  );
+  if (notYet.length === 0 && leftOver.length === 0) return undefined;
+  const waits = [
+    ...(notYet.length ? [`${byKind(notYet.map((guardrail) => [guardrail.kind, guardrail.metadata.name]))} to be as its profile says`] : []),
+    ...(leftOver.length ? [`${byKind(leftOver)} to be removed`] : []),
+  ];
+  return {
+    status: "False",
+    reason: "WaitingForGuardrails",
+    message: `Namespace ${name} is Active; waiting for ${waits.join(", and ")}${accessWaits ? "; members get access once they are in place" : ""}.`,
+  };
+}
+
+function holds(observed: unknown, wanted: unknown): boolean {
+  if (typeof wanted === "string" && QUANTITY.test(wanted)) {
+    return typeof observed === "string" && QUANTITY.test(observed) && compareQuantities(observed, wanted) === 0;
+  }
+  if (Array.isArray(wanted)) {
+    return Array.isArray(observed) && observed.length === wanted.length && wanted.every((item, index) => holds(observed[index], item));
+  }
+  if (wanted !== null && typeof wanted === "object") {
+    if (observed === null || typeof observed !== "object") return false;
+    const entries = Object.entries(wanted);
+    // `{}` selects everything: a selector narrowed by hand is not as asked.
+    if (entries.length === 0) return Object.keys(observed).length === 0;
+    return entries.every(([key, value]) => holds((observed as Record<string, unknown>)[key], value));
+  }
+  return observed === wanted;
 }
 
 /** Metacontroller keys namespaced children of this cluster-scoped parent `<namespace>/<name>`, cluster-scoped ones by name. */

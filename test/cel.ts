@@ -7,7 +7,8 @@
 // (where the API server even refuses the CRD, its cost being unknowable).
 // Only objects' properties are renamed in Kubernetes; this converter renames
 // map keys too, which the manifest's rules never read by a keyword.
-import { run } from "@bufbuild/cel";
+import { CelScalar, celFunc, celMethod, run } from "@bufbuild/cel";
+import { QUANTITY, compareQuantities } from "../sync.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type CelInput = Parameters<typeof run>[1] extends Record<string, infer Value> | undefined ? Value : never;
@@ -28,15 +29,31 @@ function toCel(value: unknown): CelInput {
   return value as CelInput;
 }
 
+// Kubernetes' quantity library, as far as the manifest uses it. A quantity
+// stays a string here, compared by sync's own arithmetic, and isQuantity
+// knows only the subset of Kubernetes' grammar that profiles may use: the
+// manifest's rules are run for their logic, not to test that library.
+const KUBERNETES_QUANTITY_LIBRARY = [
+  celFunc("isQuantity", [CelScalar.STRING], CelScalar.BOOL, (text) => QUANTITY.test(text)),
+  celFunc("quantity", [CelScalar.STRING], CelScalar.STRING, (text) => {
+    if (!QUANTITY.test(text)) throw new Error(`quantities must match the regular expression: ${text}`);
+    return text;
+  }),
+  celMethod("compareTo", CelScalar.STRING, [CelScalar.STRING], CelScalar.INT, function (other) {
+    return BigInt(compareQuantities(this, other));
+  }),
+];
+
 /** The value of a CEL expression with the given variables (`self`, `oldObject`, …) bound. */
 export function evaluateCel(expression: string, variables: Record<string, Json | undefined>): unknown {
   const bound = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, toCel(value ?? null)]));
-  return run(expression, bound);
+  return run(expression, bound, { funcs: KUBERNETES_QUANTITY_LIBRARY });
 }
 
 /**
  * What the API server would say against a value under a CRD's structural
- * schema, as far as this CRD uses it: type, required, enum, lengths, maxItems,
+ * schema, as far as the CRDs use it: type, required, enum, pattern, lengths,
+ * maxItems, maxProperties, additionalProperties,
  * then the x-kubernetes-validations rules of each level that passed those.
  * An empty list means admitted.
  */
@@ -53,6 +70,12 @@ export function schemaErrors(schema: any, value: unknown, path = "self"): string
     case "object":
       if (value === null || typeof value !== "object" || Array.isArray(value)) return [`${path}: must be an object`];
       for (const key of schema.required ?? []) if (!(key in value)) fail(`${key} is required`);
+      if (schema.maxProperties !== undefined && Object.keys(value).length > schema.maxProperties) {
+        fail(`must have at most ${schema.maxProperties} properties`);
+      }
+      if (schema.additionalProperties) {
+        for (const [key, child] of Object.entries(value)) errors.push(...schemaErrors(schema.additionalProperties, child, `${path}[${key}]`));
+      }
       for (const [key, child] of Object.entries(schema.properties ?? {})) {
         errors.push(...schemaErrors(child, (value as Record<string, unknown>)[key], `${path}.${key}`));
       }
@@ -62,6 +85,7 @@ export function schemaErrors(schema: any, value: unknown, path = "self"): string
       if (schema.minLength !== undefined && [...value].length < schema.minLength) fail(`shorter than ${schema.minLength}`);
       if (schema.maxLength !== undefined && [...value].length > schema.maxLength) fail(`longer than ${schema.maxLength}`);
       if (schema.enum && !schema.enum.includes(value)) fail(`unsupported value ${JSON.stringify(value)}`);
+      if (schema.pattern && !new RegExp(schema.pattern).test(value)) fail(`should match '${schema.pattern}'`);
       break;
     case "boolean":
       if (typeof value !== "boolean") return [`${path}: must be a boolean`];
@@ -84,13 +108,30 @@ export type AdmissionRequest = {
   oldObject?: Json;
   username: string;
   groups?: string[];
-  /** What the requester may do, as `group/resource/verb`, for the policies' `authorizer` checks. */
+  /**
+   * What the requester may do, for the policies' `authorizer` checks:
+   * `group/resource/verb` on every object, `group/resource/verb/name` on one.
+   */
   authorized?: string[];
 };
 
+/** What a ClusterRole's rules let its holder do, in the form of AdmissionRequest's `authorized`. */
+export function authorizedBy(rules: { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[]): string[] {
+  return rules.flatMap(({ apiGroups, resources, verbs, resourceNames }) =>
+    apiGroups.flatMap((group) =>
+      resources.flatMap((resource) =>
+        verbs.flatMap((verb) => (resourceNames ?? [undefined]).map((name) => [group, resource, verb, ...(name ? [name] : [])].join("/"))),
+      ),
+    ),
+  );
+}
+
 // @bufbuild/cel has no `authorizer`; each check the manifest makes is
-// answered from the request's `authorized` list before the expression runs.
-const AUTHORIZER_CHECK = /authorizer\.group\('([^']*)'\)\.resource\('([^']*)'\)\.check\('([^']*)'\)\.allowed\(\)/g;
+// answered from the request's `authorized` list before the expression runs:
+// as true or false, or, where the check names an object by an expression,
+// as whether that name is one of those authorized.
+const AUTHORIZER_CHECK =
+  /authorizer\.group\('([^']*)'\)\.resource\('([^']*)'\)(?:\.name\(([^()]*)\))?\.check\('([^']*)'\)\.allowed\(\)/g;
 
 /**
  * What a ValidatingAdmissionPolicy decides, as far as the manifest's
@@ -118,11 +159,14 @@ export function admit(policy: any, request: AdmissionRequest): { matched: boolea
       return key in labels;
     });
   const authorized = new Set(request.authorized ?? []);
+  const check = (group: string, resource: string, name: string | undefined, verb: string) => {
+    if (authorized.has(`${group}/${resource}/${verb}`)) return "true";
+    if (name === undefined) return "false";
+    const names = [...authorized].filter((entry) => entry.startsWith(`${group}/${resource}/${verb}/`)).map((entry) => entry.split("/").pop());
+    return `((${name}) in ${JSON.stringify(names)})`;
+  };
   const evaluate = (expression: string, variables: Record<string, Json | undefined>) =>
-    evaluateCel(
-      expression.replace(AUTHORIZER_CHECK, (_, group, resource, verb) => String(authorized.has(`${group}/${resource}/${verb}`))),
-      variables,
-    );
+    evaluateCel(expression.replace(AUTHORIZER_CHECK, (_, group, resource, name, verb) => check(group, resource, name, verb)), variables);
   const bound: Record<string, Json | undefined> = {
     object: request.object ?? null,
     oldObject: request.oldObject ?? null,

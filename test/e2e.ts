@@ -163,7 +163,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     if (object.kind === "Project") {
       await kubectl(["patch", "project", name, "--type=merge", "-p", '{"spec":{"deletionProtection":false}}'], undefined, signal);
     }
-    if (object.kind === "CustomResourceDefinition") {
+    if (object.kind === "CustomResourceDefinition" && name === "projects.agrrh.com") {
       await kubectl(["annotate", "crd", name, `${CRD_DELETION_ANNOTATION}=true`, "--overwrite"], undefined, signal);
     }
   }

@@ -4,11 +4,18 @@ import { readFileSync } from "node:fs";
 import {
   CLUSTER_ROLES,
   CLUSTER_ROLE_BINDINGS,
+  DEFAULT_PROFILE,
   LAST_APPLIED_ANNOTATION,
+  LIMIT_RANGES,
   NAMESPACES,
+  NETWORK_POLICIES,
+  PROFILES,
+  RESOURCE_QUOTAS,
   ROLE_BINDINGS,
+  type ProfileSpec,
   type ClusterRole,
   type ClusterRoleBinding,
+  type Guardrail,
   type Namespace,
   type ObservedChildren,
   type Project,
@@ -41,7 +48,7 @@ export function project(name: string, { spec, status, generation = 1 }: ProjectF
   };
 }
 
-/** Observed Namespaces by name, each in the given phase (`null` for none), and no RoleBindings. */
+/** Observed Namespaces by name, each in the given phase (`null` for none), and no other child. */
 export function namespaces(phases: Record<string, string | null> = {}): ObservedChildren {
   const byName: ObservedChildren[typeof NAMESPACES] = {};
   for (const [name, phase] of Object.entries(phases)) {
@@ -52,43 +59,73 @@ export function namespaces(phases: Record<string, string | null> = {}): Observed
       ...(phase === null ? {} : { status: { phase } }),
     };
   }
-  return { [NAMESPACES]: byName, [ROLE_BINDINGS]: {}, [CLUSTER_ROLES]: {}, [CLUSTER_ROLE_BINDINGS]: {} };
+  return {
+    [NAMESPACES]: byName,
+    [ROLE_BINDINGS]: {},
+    [CLUSTER_ROLES]: {},
+    [CLUSTER_ROLE_BINDINGS]: {},
+    [RESOURCE_QUOTAS]: {},
+    [LIMIT_RANGES]: {},
+    [NETWORK_POLICIES]: {},
+  };
 }
 
 export type AccessObject = RoleBinding | ClusterRole | ClusterRoleBinding;
+const ACCESS_KINDS = new Set(["RoleBinding", "ClusterRole", "ClusterRoleBinding"]);
 
-/** The access objects an answer asks for: all but its Namespaces. */
+/** The access objects an answer asks for: its bindings and the role that reads the Project. */
 export function accessIn(answer: SyncResponse): AccessObject[] {
-  return answer.children.filter((child): child is AccessObject => child.kind !== "Namespace");
+  return answer.children.filter((child): child is AccessObject => ACCESS_KINDS.has(child.kind));
 }
+
+/** The guardrails an answer asks for, from the Project's profile or kept as observed. */
+export function guardrailsIn(answer: SyncResponse): Guardrail[] {
+  return answer.children.filter((child): child is Guardrail => child.kind !== "Namespace" && !ACCESS_KINDS.has(child.kind));
+}
+
+const GROUP_OF_KIND: Record<string, keyof ObservedChildren> = {
+  RoleBinding: ROLE_BINDINGS,
+  ClusterRole: CLUSTER_ROLES,
+  ClusterRoleBinding: CLUSTER_ROLE_BINDINGS,
+  ResourceQuota: RESOURCE_QUOTAS,
+  LimitRange: LIMIT_RANGES,
+  NetworkPolicy: NETWORK_POLICIES,
+};
 
 /**
  * The same children, with these objects observed as Metacontroller applied
- * them: with its copy of what it applied, RoleBindings under
+ * them: with its copy of what it applied and its label, namespaced ones under
  * `<namespace>/<name>`, cluster-wide ones by name.
  */
-export function withObserved(children: ObservedChildren, objects: AccessObject[]): ObservedChildren {
+export function withObserved(children: ObservedChildren, objects: (AccessObject | Guardrail)[]): ObservedChildren {
   const observed = structuredClone(children);
   for (const object of objects) {
     const { name } = object.metadata;
     const metadata = {
       ...object.metadata,
       uid: `uid-of-${name}`,
-      labels: { "controller-uid": "uid-of-project" },
+      labels: { ...("labels" in object.metadata ? object.metadata.labels : {}), "controller-uid": "uid-of-project" },
       annotations: { [LAST_APPLIED_ANNOTATION]: JSON.stringify(object) },
     };
-    const stored = { ...structuredClone(object), metadata };
-    if (object.kind === "RoleBinding") observed[ROLE_BINDINGS][`${object.metadata.namespace}/${name}`] = stored as RoleBinding;
-    else if (object.kind === "ClusterRoleBinding") observed[CLUSTER_ROLE_BINDINGS][name] = stored as ClusterRoleBinding;
-    else observed[CLUSTER_ROLES][name] = stored;
+    const key = "namespace" in object.metadata ? `${object.metadata.namespace}/${name}` : name;
+    const group = GROUP_OF_KIND[object.kind];
+    if (!group) throw new Error(`no group of children for ${object.kind}`);
+    (observed[group] as Record<string, unknown>)[key] = { ...structuredClone(object), metadata };
   }
   return observed;
 }
 
 type Owner = { kind: string; name: string; controller?: boolean };
 
-/** What the customize hook's rule picked up, by Namespace name; nothing unless given. */
-export function related(byName: Record<string, { phase?: string; owners?: Owner[] }> = {}): RelatedObjects {
+/**
+ * What the customize hook's rules picked up: Namespaces by name, nothing
+ * unless given; and ProjectProfiles by name, by default an empty `default`,
+ * which asks for no guardrails.
+ */
+export function related(
+  byName: Record<string, { phase?: string; owners?: Owner[] }> = {},
+  profiles: Record<string, ProfileSpec | Record<string, unknown>> = { [DEFAULT_PROFILE]: {} },
+): RelatedObjects {
   const namespaces: NonNullable<RelatedObjects[typeof NAMESPACES]> = {};
   for (const [name, { phase, owners }] of Object.entries(byName)) {
     const ownerReferences = owners?.map((owner) => ({ apiVersion: "agrrh.com/v1", uid: `uid-of-${owner.name}`, ...owner }));
@@ -99,7 +136,10 @@ export function related(byName: Record<string, { phase?: string; owners?: Owner[
       ...(phase ? { status: { phase } } : {}),
     };
   }
-  return { [NAMESPACES]: namespaces };
+  const profileObjects = Object.fromEntries(
+    Object.entries(profiles).map(([name, spec]) => [name, { apiVersion: "agrrh.com/v1", kind: "ProjectProfile", metadata: { name }, spec }]),
+  );
+  return { [NAMESPACES]: namespaces, [PROFILES]: profileObjects };
 }
 
 /** The first Namespace an answer asks for: the Project's own, where it asks for one. */

@@ -101,7 +101,8 @@ describe("HTTP: POST /sync", () => {
     const response = await post(fixture("steady-sync"), { "If-None-Match": etag });
     assert.equal(response.status, 200);
     assert.notEqual(response.headers.get("ETag"), etag);
-    assert.equal((await jsonOf(response)).children.length, 1);
+    const { parent, children, related } = fixture("steady-sync");
+    assert.deepEqual((await jsonOf(response)).children, sync(parent, children, related).children);
   });
 });
 

@@ -11,32 +11,46 @@ import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { ClusterRole, ClusterRoleBinding, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
-import { ConfigMap, Namespace, Service } from "kubernetes-models/v1";
+import { ConfigMap, LimitRange, Namespace, ResourceQuota, Service } from "kubernetes-models/v1";
 import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import {
   ANNOTATIONS_MAX_BYTES,
   DEFAULT_LICENSE,
+  DEFAULT_PROFILE,
+  MAX_ADMITTED_NAMESPACES,
   MAX_MEMBERS,
+  MAX_QUANTITIES,
   MEMBER_KINDS,
   MEMBER_NAME_MAX_LENGTH,
   MEMBER_RULES,
   Members,
   ObservedChildren,
+  POD_SECURITY_LEVELS,
+  PROFILE_RULES,
   PROJECT_NAME_RULE,
+  ProfileSpec,
+  QUALIFIED_QUOTA_RESOURCE,
+  QUANTITY,
+  QUOTA_RESOURCES,
   PROTECTED_BY_LABEL,
   ROLES,
   RelatedObjects,
   asGoJson,
+  compareQuantities,
+  profileNameOf,
   customize,
+  type ClusterRole as ClusterRoleObject,
+  type ClusterRoleBinding as ClusterRoleBindingObject,
   isValidNamespaceName,
   namespaceNameFor,
   sync,
 } from "../sync.ts";
-import { admit, evaluateCel, schemaErrors, type AdmissionRequest } from "./cel.ts";
+import { admit, authorizedBy, evaluateCel, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { MEMBER_CASES } from "./member-cases.ts";
-import { clock, fixture, namespaceIn, namespaces, project, related, roleBindingsIn } from "./helpers.ts";
+import { PROFILE_CASES } from "./profile-cases.ts";
+import { clock, fixture, guardrailsIn, namespaceIn, namespaces, project, related, roleBindingsIn, withObserved } from "./helpers.ts";
 import {
   BUNDLE_FILE,
   CHECKSUM_ANNOTATION,
@@ -53,11 +67,17 @@ const documents = parsed;
 // The manifest is data of any shape; each test reads what it needs.
 const objects: any[] = documents.map((document) => document.toJS());
 
-/** sync's answer for the real Project with members of every kind and role, its Namespace Active. */
+/**
+ * sync's answer for the real Project with members of every kind and role,
+ * under k8s.yaml's default profile, its Namespace Active and its guardrails
+ * in place.
+ */
 function withMembers() {
   const { parent } = fixture("members-sync");
   const name = namespaceNameFor(parent.metadata.name);
-  return sync(parent, namespaces({ [name]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+  const profiles = related({}, { [DEFAULT_PROFILE]: defaultProfile.spec });
+  const first = sync(parent, namespaces({ [name]: "Active" }), profiles, clock("2026-11-30T00:00:00Z"));
+  return sync(parent, withObserved(namespaces({ [name]: "Active" }), guardrailsIn(first)), profiles, clock("2026-11-30T00:00:00Z"));
 }
 
 function only(kind: string): any {
@@ -67,18 +87,20 @@ function only(kind: string): any {
 }
 
 const namespace = only("Namespace");
-const crd = only("CustomResourceDefinition");
+const named = (kind: string, name: string): any => {
+  const found = objects.find((object) => object.kind === kind && object.metadata.name === name);
+  assert.ok(found, `${kind} ${name} in k8s.yaml`);
+  return found;
+};
+const crd = named("CustomResourceDefinition", "projects.agrrh.com");
+const profileCrd = named("CustomResourceDefinition", "projectprofiles.agrrh.com");
+const defaultProfile = named("ProjectProfile", DEFAULT_PROFILE);
 const controller = only("CompositeController");
 const configMap = only("ConfigMap");
 const service = only("Service");
 const deployment = only("Deployment");
 const disruptionBudget = only("PodDisruptionBudget");
 const networkPolicy = only("NetworkPolicy");
-const named = (kind: string, name: string): any => {
-  const found = objects.find((object) => object.kind === kind && object.metadata.name === name);
-  assert.ok(found, `${kind} ${name} in k8s.yaml`);
-  return found;
-};
 const projectPolicy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-deletion-protection");
 const crdPolicy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-crd-deletion-protection");
 const namespacePolicy = named("ValidatingAdmissionPolicy", "projects.agrrh.com-namespace-deletion-protection");
@@ -112,6 +134,8 @@ describe("manifest: documents", () => {
       [
         "Namespace",
         "CustomResourceDefinition",
+        "CustomResourceDefinition",
+        "ProjectProfile",
         "CompositeController",
         "ClusterRole",
         "ValidatingAdmissionPolicy",
@@ -173,14 +197,20 @@ describe("manifest: built-in objects validate against the published Kubernetes s
     assert.throws(() => new Deployment(broken).validate());
   });
 
-  test("the Namespace and RoleBindings that sync asks for are valid too", () => {
+  test("the Namespace, guardrails and RoleBindings that sync asks for are valid too", () => {
     const answer = withMembers();
+    const guardrails = guardrailsIn(answer);
+    assert.deepEqual(guardrails.map((guardrail) => guardrail.kind), ["ResourceQuota", "LimitRange", "NetworkPolicy"]);
+    for (const guardrail of guardrails) {
+      const Model = { ResourceQuota, LimitRange, NetworkPolicy }[guardrail.kind as "ResourceQuota" | "LimitRange" | "NetworkPolicy"];
+      assert.doesNotThrow(() => new Model(guardrail as any).validate(), guardrail.kind);
+    }
     const [namespaceChild, roleBindings] = [namespaceIn(answer), roleBindingsIn(answer)];
     assert.equal(answer.status.conditions[0]?.reason, "WaitingForRoleBindings", "the members are valid");
     assert.doesNotThrow(() => new Namespace(namespaceChild).validate());
     assert.equal(roleBindings.length, 4, "admin-users, edit-groups, edit-serviceaccounts-ci, view-users");
     for (const binding of roleBindings) assert.doesNotThrow(() => new RoleBinding(binding).validate());
-    const readers = answer.children.filter((child) => child.kind === "ClusterRole" || child.kind === "ClusterRoleBinding");
+    const readers = answer.children.filter((child): child is ClusterRoleObject | ClusterRoleBindingObject => child.kind === "ClusterRole" || child.kind === "ClusterRoleBinding");
     assert.equal(readers.length, 4, "the reader role and its bindings for users, groups and ci's ServiceAccounts");
     for (const reader of readers) {
       assert.doesNotThrow(() => (reader.kind === "ClusterRole" ? new ClusterRole(reader) : new ClusterRoleBinding(reader)).validate());
@@ -243,6 +273,9 @@ describe("manifest: the CompositeController", () => {
     assert.equal(controller.spec.generateSelector, true);
     assert.deepEqual(controller.spec.childResources, [
       { apiVersion: "v1", resource: "namespaces", updateStrategy: { method: "InPlace" } },
+      { apiVersion: "v1", resource: "resourcequotas", updateStrategy: { method: "InPlace" } },
+      { apiVersion: "v1", resource: "limitranges", updateStrategy: { method: "InPlace" } },
+      { apiVersion: "networking.k8s.io/v1", resource: "networkpolicies", updateStrategy: { method: "InPlace" } },
       { apiVersion: "rbac.authorization.k8s.io/v1", resource: "rolebindings", updateStrategy: { method: "InPlace" } },
       { apiVersion: "rbac.authorization.k8s.io/v1", resource: "clusterroles", updateStrategy: { method: "InPlace" } },
       { apiVersion: "rbac.authorization.k8s.io/v1", resource: "clusterrolebindings", updateStrategy: { method: "InPlace" } },
@@ -287,6 +320,10 @@ describe("manifest: cross-references agree", () => {
   // Metacontroller files children and related objects under `<Kind>.<apiVersion>`.
   const kinds: Record<string, string> = {
     namespaces: "Namespace",
+    resourcequotas: "ResourceQuota",
+    limitranges: "LimitRange",
+    networkpolicies: "NetworkPolicy",
+    projectprofiles: "ProjectProfile",
     rolebindings: "RoleBinding",
     clusterroles: "ClusterRole",
     clusterrolebindings: "ClusterRoleBinding",
@@ -305,7 +342,10 @@ describe("manifest: cross-references agree", () => {
     const answer = withMembers();
     const declared = controller.spec.childResources.map((rule: any) => `${kinds[rule.resource]}.${rule.apiVersion}`);
     for (const child of answer.children) assert.ok(declared.includes(`${child.kind}.${child.apiVersion}`), child.kind);
-    assert.deepEqual(new Set(answer.children.map((child) => child.kind)), new Set(["Namespace", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]));
+    assert.deepEqual(
+      new Set(answer.children.map((child) => child.kind)),
+      new Set(["Namespace", "ResourceQuota", "LimitRange", "NetworkPolicy", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]),
+    );
   });
 
   test("the Service, Deployment, NetworkPolicy, disruption budget and topology spread select the pods by their labels", () => {
@@ -513,6 +553,63 @@ describe("manifest: the CRD and sync judge members alike", () => {
   });
 });
 
+describe("manifest: profiles are admitted by the rules sync applies", () => {
+  const profileVersion = profileCrd.spec.versions.find((version: any) => version.name === "v1");
+  const profileSpecSchema = profileVersion.schema.openAPIV3Schema.properties.spec;
+  const projectProfileSchema = projectSchema.properties.spec.properties.profile;
+
+  for (const { what, spec, breaks } of PROFILE_CASES) {
+    test(`admission and sync agree that ${what} ${breaks ? `breaks the rule: ${PROFILE_RULES[breaks]}` : "is a profile"}`, () => {
+      const admission = schemaErrors(profileSpecSchema, spec, "spec");
+      const checked = v.safeParse(ProfileSpec, spec);
+      assert.equal(admission.length === 0, !breaks, `CRD: ${admission.join("; ")}`);
+      assert.equal(checked.success, !breaks, `sync: ${checked.issues?.map((issue) => issue.message).join("; ")}`);
+      if (!breaks) return;
+      assert.ok(checked.issues?.some((issue) => issue.message === PROFILE_RULES[breaks]), "sync says which rule");
+      // What the CRD says in CEL is the rule broken, in sync's words; the
+      // rest are Kubernetes' own type, enum, pattern and size messages.
+      const ownWords = /: (must be an? \w+|must have at most \d+ \w+|unsupported value .*|should match '.*'|longer than \d+)$/;
+      for (const error of admission.filter((error) => !ownWords.test(error))) assert.ok(error.endsWith(PROFILE_RULES[breaks]), error);
+    });
+  }
+
+  test("the CRD's quantity and resource rules are sync's regular expressions, lists and limits", () => {
+    const inCel = (pattern: RegExp) => pattern.source.replaceAll("\\", "\\\\");
+    const hard = profileSpecSchema.properties.resourceQuota.properties.hard;
+    const rules = JSON.stringify(profileSpecSchema);
+    assert.ok(rules.includes(JSON.stringify(inCel(QUANTITY)).slice(1, -1)), "QUANTITY");
+    assert.ok(rules.includes(JSON.stringify(inCel(QUALIFIED_QUOTA_RESOURCE)).slice(1, -1)), "QUALIFIED_QUOTA_RESOURCE");
+    const listed = hard["x-kubernetes-validations"][1].rule.match(/\[([^\]]*)\]/)[1].split(",").map((name: string) => name.trim().slice(1, -1));
+    assert.deepEqual(listed, [...QUOTA_RESOURCES]);
+    assert.equal(hard.maxProperties, MAX_QUANTITIES);
+    assert.deepEqual(profileSpecSchema.properties.podSecurity.enum, [...POD_SECURITY_LEVELS]);
+    assert.equal(profileSpecSchema.properties.networkPolicy.properties.allowFromNamespaces.maxItems, MAX_ADMITTED_NAMESPACES);
+  });
+
+  test("k8s.yaml's default profile follows the rules, and a Project names it unless it says otherwise", () => {
+    assert.deepEqual(schemaErrors(profileSpecSchema, defaultProfile.spec, "spec"), []);
+    assert.equal(v.safeParse(ProfileSpec, defaultProfile.spec).success, true);
+    assert.equal(projectProfileSchema.default, DEFAULT_PROFILE);
+    assert.equal(profileNameOf(project("test")), DEFAULT_PROFILE);
+  });
+
+  test("a Project names a profile by a name a ProjectProfile can have", () => {
+    for (const [name, admitted] of [["large", true], ["team-a.large", true], ["", false], ["Large", false], ["a".repeat(254), false]] as const) {
+      assert.equal(schemaErrors(projectProfileSchema, name).length === 0, admitted, JSON.stringify(name));
+    }
+  });
+
+  test("the default profile's quota counts what its default limits let in: with limits in the quota, a container stating none still fits", () => {
+    const { resourceQuota, limitRange } = defaultProfile.spec;
+    for (const resource of ["cpu", "memory"]) {
+      if (!(`limits.${resource}` in resourceQuota.hard)) continue;
+      assert.ok(limitRange.default[resource], `a default ${resource} limit`);
+      assert.ok(compareQuantities(limitRange.default[resource], resourceQuota.hard[`limits.${resource}`]) <= 0, resource);
+      assert.ok(compareQuantities(limitRange.defaultRequest[resource], resourceQuota.hard[`requests.${resource}`]) <= 0, resource);
+    }
+  });
+});
+
 describe("manifest: deletion protection", () => {
   const protectedProject = (deletionProtection?: boolean) =>
     project("shop", { spec: deletionProtection === undefined ? {} : { deletionProtection } });
@@ -639,11 +736,13 @@ describe("manifest: the status sync writes survives pruning", () => {
     });
   }
 
-  test("kubectl get projects shows the Namespace, License, Members, Protected, Ready and Age", () => {
+  test("kubectl get projects shows the Namespace, License, Members, the Profile applied, Protected, Ready and Age", () => {
     assert.deepEqual(
       projectVersion.additionalPrinterColumns.map((column: any) => column.name),
-      ["Namespace", "License", "Members", "Protected", "Ready", "Age"],
+      ["Namespace", "License", "Members", "Profile", "Protected", "Ready", "Age"],
     );
+    const profile = projectVersion.additionalPrinterColumns.find((column: any) => column.name === "Profile");
+    assert.equal(profile.jsonPath, ".status.profile", "the profile applied, not the one asked for");
     assert.deepEqual(projectVersion.subresources, { status: {} });
   });
 });
@@ -753,11 +852,13 @@ describe("manifest: self-service Projects", () => {
   const requester = named("ClusterRole", "projects.agrrh.com-requester");
   const shop = (members: unknown[]) => project("shop", { spec: { members } }) as any;
   const dana = { username: "dana", groups: ["developers", "system:authenticated"] };
+  // What a developer bound to the requester role may do.
+  const mayRequest = authorizedBy(requester.rules);
   const asked = (
     operation: AdmissionRequest["operation"],
     { object, oldObject }: { object?: any; oldObject?: any },
     who: { username: string; groups?: string[] } = dana,
-    authorized: string[] = [],
+    authorized: string[] = mayRequest,
   ) => admit(policy, { operation, resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject, ...who, authorized });
 
   test("a developer creates a Project in which they are an admin, as a User, through a Group, or as a ServiceAccount", () => {
@@ -809,8 +910,9 @@ describe("manifest: self-service Projects", () => {
   test("whoever may administer projects, as cluster-admin may through *, creates and changes Projects for others", () => {
     const platform = { username: "pat", groups: ["platform"] };
     const forTheTeam = shop([{ kind: "Group", name: "team-a", role: "admin" }]);
-    assert.equal(asked("CREATE", { object: forTheTeam }, platform, ["agrrh.com/projects/administer"]).allowed, true);
-    assert.equal(asked("UPDATE", { object: forTheTeam, oldObject: forTheTeam }, platform, ["agrrh.com/projects/administer"]).allowed, true);
+    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+    assert.equal(asked("CREATE", { object: forTheTeam }, platform, administers).allowed, true);
+    assert.equal(asked("UPDATE", { object: forTheTeam, oldObject: forTheTeam }, platform, administers).allowed, true);
     assert.equal(asked("CREATE", { object: forTheTeam }, platform).allowed, false, "without the verb");
   });
 
@@ -826,9 +928,44 @@ describe("manifest: self-service Projects", () => {
     ]);
   });
 
-  test("the requester role reads Projects and writes them only as the policy allows, and the policy is bound to deny", () => {
+  const withProfile = (profile: string | undefined, members = [{ kind: "User", name: "dana", role: "admin" }]) => {
+    const object = shop(members);
+    if (profile !== undefined) object.spec.profile = profile;
+    return object;
+  };
+
+  test("a developer may choose the default profile, named or not, and no other", () => {
+    assert.equal(asked("CREATE", { object: withProfile(undefined) }).allowed, true, "no profile named");
+    assert.equal(asked("CREATE", { object: withProfile(DEFAULT_PROFILE) }).allowed, true, "default named");
+    const larger = asked("CREATE", { object: withProfile("large") });
+    assert.equal(larger.allowed, false, "a larger profile");
+    assert.equal(
+      larger.message,
+      "Choosing ProjectProfile large takes the verb use on it, which dana does not have. Ask a cluster admin to open it to you, or keep the profile you have.",
+    );
+  });
+
+  test("an admin member cannot raise their own limits by switching profile, and keeps a profile once given", () => {
+    const given = withProfile("large");
+    assert.equal(asked("UPDATE", { object: given, oldObject: withProfile(DEFAULT_PROFILE) }).allowed, false, "switching to large");
+    const renamed = { ...given, spec: { ...given.spec, description: "renamed" } };
+    assert.equal(asked("UPDATE", { object: renamed, oldObject: given }).allowed, true, "changing something else of a Project on large");
+    assert.equal(asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: given }).allowed, true, "back to default");
+    assert.equal(asked("DELETE", { oldObject: given }).allowed, true, "deleting it");
+  });
+
+  test("a profile an admin opens with the verb use, to some or to all, may be chosen by them", () => {
+    const opened = [...mayRequest, "agrrh.com/projectprofiles/use/large"];
+    assert.equal(asked("CREATE", { object: withProfile("large") }, dana, opened).allowed, true, "use on large");
+    assert.equal(asked("CREATE", { object: withProfile("huge") }, dana, opened).allowed, false, "use on large is not use on huge");
+    assert.equal(asked("CREATE", { object: withProfile("huge") }, dana, [...mayRequest, "agrrh.com/projectprofiles/use"]).allowed, true, "use on every profile");
+  });
+
+  test("the requester role reads Projects and profiles, writes Projects only as the policy allows, uses the default profile, and the policy is bound to deny", () => {
     assert.deepEqual(requester.rules, [
       { apiGroups: ["agrrh.com"], resources: ["projects"], verbs: ["create", "get", "list", "watch", "update", "patch", "delete"] },
+      { apiGroups: ["agrrh.com"], resources: ["projectprofiles"], verbs: ["get", "list", "watch"] },
+      { apiGroups: ["agrrh.com"], resources: ["projectprofiles"], resourceNames: [DEFAULT_PROFILE], verbs: ["use"] },
     ]);
     const bindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === policy.metadata.name);
     assert.deepEqual(bindings.map((binding) => binding.spec.validationActions), [["Deny"]]);

@@ -19,6 +19,18 @@ import {
   customize,
   isValidNamespaceName,
   sync,
+  compareQuantities,
+  LIMIT_RANGES,
+  NETWORK_POLICIES,
+  POD_SECURITY_LABEL,
+  PROFILE_LABEL,
+  PROFILE_RULES,
+  RESOURCE_QUOTAS,
+  type LimitRange,
+  type NetworkPolicy,
+  type ProfileSpec,
+  type ResourceQuota,
+  type SyncResponse,
   type Namespace,
   type ObservedChildren,
   type Project,
@@ -26,8 +38,9 @@ import {
   type RelatedObjects,
   type RoleBinding,
 } from "../sync.ts";
-import { accessIn, clock, deepFreeze, fixture, namespaceIn, namespaces, project, related, roleBindingsIn, withObserved } from "./helpers.ts";
+import { accessIn, clock, deepFreeze, fixture, guardrailsIn, namespaceIn, namespaces, project, related, roleBindingsIn, withObserved } from "./helpers.ts";
 import { MEMBER_CASES } from "./member-cases.ts";
+import { PROFILE_CASES } from "./profile-cases.ts";
 
 const at = clock("2026-11-30T12:00:00.123Z");
 const later = clock("2026-12-01T08:30:00Z");
@@ -203,9 +216,12 @@ describe("sync: annotations the API server would refuse", () => {
 describe("sync: a Namespace of that name that is not the Project's", () => {
   const taken = related({ "proj-test": { phase: "Active" } });
 
-  test("customize asks for Namespace proj-<name> by name, so that it is sent whoever owns it", () => {
+  test("customize asks for Namespace proj-<name> and the default profile by name, so that both are sent whoever owns them", () => {
     assert.deepEqual(customize(project("test")), {
-      relatedResources: [{ apiVersion: "v1", resource: "namespaces", names: ["proj-test"] }],
+      relatedResources: [
+        { apiVersion: "v1", resource: "namespaces", names: ["proj-test"] },
+        { apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: ["default"] },
+      ],
     });
   });
 
@@ -527,6 +543,8 @@ describe("sync: no answer costs a Project a Namespace it has", () => {
     InvalidMembers: { parent: project("shop", { spec: { members: [{ kind: "Robot", name: "r2", role: "view" }] } }), children: having("proj-shop") },
     // The name is taken by someone else's Namespace; the one the Project owns under an older name stays.
     NamespaceConflict: { parent: project("shop"), children: having("proj-shop-old"), related: related({ "proj-shop": { phase: "Active" } }) },
+    ProfileNotFound: { parent: project("shop", { spec: { profile: "gone" } }), children: having("proj-shop") },
+    InvalidProfile: { parent: project("shop"), children: having("proj-shop"), related: related({}, { default: { podSecurity: "lenient" } }) },
   };
   for (const reason of REFUSALS) {
     test(`${reason}: every observed Namespace is in the answer, with the annotations sync owns as they were`, () => {
@@ -550,6 +568,218 @@ describe("sync: no answer costs a Project a Namespace it has", () => {
     const answer = sync(cases.SpecTooLarge.parent, namespaces(), related(), at);
     assert.deepEqual(answer.children, []);
     assert.equal(answer.status.namespace, undefined);
+  });
+});
+
+describe("sync: guardrails from the Project's profile", () => {
+  // A profile like k8s.yaml's default, written as an admin might.
+  const team: ProfileSpec = {
+    resourceQuota: { hard: { "requests.cpu": "2", "limits.memory": "8Gi", pods: "20" } },
+    limitRange: { default: { cpu: "0.5", memory: "512Mi" }, defaultRequest: { cpu: "100m" } },
+    networkPolicy: { allowFromNamespaces: ["ingress-nginx"] },
+    podSecurity: "baseline",
+  };
+  const profiles = (spec: ProfileSpec | Record<string, unknown> = team) => related({}, { default: spec });
+  const active = () => namespaces({ "proj-shop": "Active" });
+  const dana = [{ kind: "User", name: "dana", role: "admin" }];
+  const shop = (spec: NonNullable<Project["spec"]> = {}) => project("shop", { spec });
+  const kinds = (answer: SyncResponse) => answer.children.map((child) => `${child.kind} ${child.metadata.name}`);
+  /** The children as Metacontroller leaves them once it has applied the answer. */
+  const applied = (answer: SyncResponse, children = active()) => {
+    const observed = withObserved(children, [...guardrailsIn(answer), ...accessIn(answer)]);
+    const namespace = namespaceIn(answer);
+    if (namespace) observed[NAMESPACES][namespace.metadata.name]!.metadata = structuredClone(namespace.metadata);
+    return observed;
+  };
+  const quotaIn = (answer: SyncResponse) => guardrailsIn(answer).find((guardrail) => guardrail.kind === "ResourceQuota") as ResourceQuota | undefined;
+
+  test("an Active Namespace gets the profile's ResourceQuota, LimitRange and NetworkPolicy, each labelled with the profile", () => {
+    const answer = sync(shop(), active(), profiles(), at);
+    const labels = { [PROFILE_LABEL]: "default" };
+    assert.deepEqual(guardrailsIn(answer), [
+      { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "project-quota", namespace: "proj-shop", labels }, spec: { hard: team.resourceQuota!.hard } },
+      {
+        apiVersion: "v1",
+        kind: "LimitRange",
+        metadata: { name: "project-limits", namespace: "proj-shop", labels },
+        // A default request left out is the default limit, as the API server fills it in.
+        spec: { limits: [{ type: "Container", default: { cpu: "0.5", memory: "512Mi" }, defaultRequest: { cpu: "100m", memory: "512Mi" } }] },
+      },
+      {
+        apiVersion: "networking.k8s.io/v1",
+        kind: "NetworkPolicy",
+        metadata: { name: "project-isolation", namespace: "proj-shop", labels },
+        spec: {
+          podSelector: {},
+          policyTypes: ["Ingress"],
+          ingress: [
+            {
+              from: [
+                { podSelector: {} },
+                { namespaceSelector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["ingress-nginx"] }] } },
+              ],
+            },
+          ],
+        },
+      },
+    ]);
+    assert.equal(answer.status.profile, "default");
+  });
+
+  test("the Namespace enforces the profile's Pod Security level from its creation", () => {
+    const answer = sync(shop(), namespaces(), profiles(), at);
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [POD_SECURITY_LABEL]: "baseline" });
+    assert.deepEqual(kinds(answer), ["Namespace proj-shop"], "no guardrail before the Namespace is Active");
+  });
+
+  test("isolation without other namespaces admits the Project's own pods only", () => {
+    const answer = sync(shop(), active(), profiles({ networkPolicy: {} }), at);
+    const [policy] = guardrailsIn(answer) as NetworkPolicy[];
+    assert.deepEqual(policy?.spec.ingress, [{ from: [{ podSelector: {} }] }]);
+  });
+
+  test("an empty profile asks for no guardrail and no Pod Security label", () => {
+    const answer = sync(shop(), active(), profiles({}), at);
+    assert.deepEqual(kinds(answer), ["Namespace proj-shop"]);
+    assert.equal(namespaceIn(answer)?.metadata.labels, undefined);
+  });
+
+  test("members get access only once the guardrails are in place, so that nothing they run escapes them", () => {
+    const first = sync(shop({ members: dana }), active(), profiles(), at);
+    assert.deepEqual(roleBindingsIn(first), []);
+    assert.deepEqual(verdict(first), {
+      status: "False",
+      reason: "WaitingForGuardrails",
+      message:
+        "Namespace proj-shop is Active; waiting for ResourceQuota project-quota; LimitRange project-limits; " +
+        "NetworkPolicy project-isolation to be as its profile says; members get access once they are in place.",
+    });
+    const second = sync(shop({ members: dana }), applied(first), profiles(), at);
+    assert.deepEqual(roleBindingsIn(second).map((binding) => binding.metadata.name), ["project-admin-users"]);
+    const settled = sync(shop({ members: dana }), applied(second), profiles(), at);
+    assert.equal(ready(settled).reason, "NamespaceActive");
+  });
+
+  test("access once given is not taken back while a deleted guardrail is made again", () => {
+    const settled = applied(sync(shop({ members: dana }), applied(sync(shop({ members: dana }), active(), profiles(), at)), profiles(), at));
+    delete settled[RESOURCE_QUOTAS]["proj-shop/project-quota"];
+    const answer = sync(shop({ members: dana }), settled, profiles(), at);
+    assert.ok(quotaIn(answer), "the quota is asked for again");
+    assert.deepEqual(roleBindingsIn(answer).map((binding) => binding.metadata.name), ["project-admin-users"]);
+    assert.equal(ready(answer).reason, "WaitingForGuardrails");
+  });
+
+  test("a quantity the API server stored another way is asked for as stored, so the answer is a fixed point", () => {
+    const first = sync(shop(), active(), profiles(), at);
+    const observed = applied(first);
+    // The API server writes 0.5 CPU as 500m.
+    (observed[LIMIT_RANGES]["proj-shop/project-limits"]!["spec"] as any).limits[0].default.cpu = "500m";
+    const again = sync(shop(), observed, profiles(), at);
+    const [, limitRange] = guardrailsIn(again) as [ResourceQuota, LimitRange];
+    assert.equal(limitRange.spec.limits[0].default?.cpu, "500m");
+    assert.equal(ready(again).reason, "NamespaceActive");
+    assert.deepEqual(sync(project("shop", { spec: {}, status: again.status }), observed, profiles(), later).status, again.status);
+  });
+
+  test("a quota raised by hand is put back and reported until it is", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    (observed[RESOURCE_QUOTAS]["proj-shop/project-quota"]!["spec"] as any).hard.pods = "1000";
+    const answer = sync(shop(), observed, profiles(), at);
+    assert.equal(quotaIn(answer)?.spec.hard["pods"], "20");
+    assert.deepEqual(verdict(answer), {
+      status: "False",
+      reason: "WaitingForGuardrails",
+      message: "Namespace proj-shop is Active; waiting for ResourceQuota project-quota to be as its profile says.",
+    });
+  });
+
+  test("a NetworkPolicy narrowed by hand to some pods, which the merge cannot undo, is left out once so that it is made afresh", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    (observed[NETWORK_POLICIES]["proj-shop/project-isolation"]!["spec"] as any).podSelector = { matchLabels: { app: "db" } };
+    const answer = sync(shop(), observed, profiles(), at);
+    assert.deepEqual(kinds(answer), ["Namespace proj-shop", "ResourceQuota project-quota", "LimitRange project-limits"]);
+    assert.equal(ready(answer).reason, "WaitingForGuardrails");
+    delete observed[NETWORK_POLICIES]["proj-shop/project-isolation"];
+    assert.ok(kinds(sync(shop(), observed, profiles(), at)).includes("NetworkPolicy project-isolation"), "and asked for again");
+  });
+
+  test("an edited profile changes the quota of every Project that uses it", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    const raised = { ...team, resourceQuota: { hard: { ...team.resourceQuota!.hard, pods: "50" } } };
+    assert.equal(quotaIn(sync(shop(), observed, profiles(raised), at))?.spec.hard["pods"], "50");
+  });
+
+  test("a part taken out of the profile is removed from the Namespace, and Ready waits for it", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    const { networkPolicy: _, ...withoutIsolation } = team;
+    const answer = sync(shop(), observed, profiles(withoutIsolation), at);
+    assert.deepEqual(kinds(answer), ["Namespace proj-shop", "ResourceQuota project-quota", "LimitRange project-limits"]);
+    assert.deepEqual(verdict(answer).message, "Namespace proj-shop is Active; waiting for NetworkPolicy project-isolation to be removed.");
+  });
+
+  test("a Project naming another profile gets that one's guardrails, and customize asks for it", () => {
+    const large = { resourceQuota: { hard: { pods: "100" } } };
+    const answer = sync(shop({ profile: "large" }), active(), related({}, { default: team, large }), at);
+    assert.deepEqual(quotaIn(answer)?.spec.hard, { pods: "100" });
+    assert.equal(quotaIn(answer)?.metadata.labels[PROFILE_LABEL], "large");
+    assert.deepEqual(customize(shop({ profile: "large" })).relatedResources[1], { apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: ["large"] });
+  });
+
+  test("a new Project naming a profile that does not exist gets no Namespace, and says why", () => {
+    const answer = sync(shop({ profile: "large" }), namespaces(), profiles(), at);
+    assert.deepEqual(answer.children, []);
+    assert.deepEqual(verdict(answer), {
+      status: "False",
+      reason: "ProfileNotFound",
+      message:
+        "ProjectProfile large does not exist, so no Namespace is created without guardrails. " +
+        "Set spec.profile to one that does (kubectl get projectprofiles), or ask a cluster admin to create it.",
+    });
+  });
+
+  test("while its profile is missing, a Project keeps its guardrails and Pod Security label exactly as observed", () => {
+    const observed = applied(sync(shop({ members: dana }), applied(sync(shop({ members: dana }), active(), profiles(), at)), profiles(), at));
+    (observed[RESOURCE_QUOTAS]["proj-shop/project-quota"]!["spec"] as any).hard.pods = "7";
+    const answer = sync(shop({ members: dana, description: "changed" }), observed, related({}, {}), at);
+    assert.equal(ready(answer).reason, "ProfileNotFound");
+    assert.match(ready(answer).message, /^ProjectProfile default does not exist, so Namespace proj-shop keeps the guardrails it has/);
+    assert.deepEqual(namespaceIn(answer)?.metadata, { name: "proj-shop", labels: { [POD_SECURITY_LABEL]: "baseline" }, annotations: { description: "", license: "WTFPL" } });
+    assert.equal(quotaIn(answer)?.spec.hard["pods"], "7", "as observed, not as any profile says");
+    assert.deepEqual(kinds(answer).slice(1, 4), ["ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
+    assert.deepEqual(roleBindingsIn(answer).map((binding) => binding.metadata.name), ["project-admin-users"], "access is not the profile's");
+    assert.equal(answer.status.profile, "default", "the profile the guardrails came from");
+  });
+
+  test("a profile that breaks its rules is reported with where and why, and the guardrails are kept", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    const answer = sync(shop(), observed, profiles({ ...team, limitRange: { default: { cpu: "1" }, defaultRequest: { cpu: "2" } } }), at);
+    assert.deepEqual(verdict(answer), {
+      status: "False",
+      reason: "InvalidProfile",
+      message:
+        `ProjectProfile default breaks its rules (spec.limitRange: ${PROFILE_RULES.requestOverLimit}), so Namespace proj-shop ` +
+        "keeps the guardrails it has, and is otherwise left as it is. A cluster admin must fix it.",
+    });
+    assert.equal(guardrailsIn(answer).length, 3);
+  });
+
+  for (const { what, spec, breaks } of PROFILE_CASES.filter((profileCase) => profileCase.breaks)) {
+    test(`a profile that breaks a rule gets its Projects InvalidProfile naming it: ${what}`, () => {
+      assert.ok(breaks);
+      const answer = sync(shop(), active(), profiles(spec), at);
+      assert.equal(ready(answer).reason, "InvalidProfile");
+      assert.ok(ready(answer).message.includes(PROFILE_RULES[breaks]), ready(answer).message);
+    });
+  }
+
+  test("quantities compare by value, whatever their units", () => {
+    for (const [a, b] of [["1Gi", "1024Mi"], ["0.5", "500m"], ["1k", "1000"], ["1.5Gi", "1536Mi"], ["0.001", "1m"], ["2E", "2000P"]]) {
+      assert.equal(compareQuantities(a!, b!), 0, `${a} = ${b}`);
+    }
+    for (const [a, b] of [["1G", "1Gi"], ["999m", "1"], ["1Mi", "1.049M"], ["128Mi", "0.126Gi"]]) {
+      assert.equal(compareQuantities(a!, b!), -1, `${a} < ${b}`);
+      assert.equal(compareQuantities(b!, a!), 1, `${b} > ${a}`);
+    }
   });
 });
 
@@ -581,6 +811,7 @@ describe("sync: status", () => {
       namespaces: 0,
       members: 0,
       namespace: "proj-test",
+      profile: "default",
       observedGeneration: 1,
       conditions: [
         {
@@ -755,7 +986,8 @@ describe("sync: input", () => {
     ["a child that is not an object", (r) => (r["children"]["Namespace.v1"]["proj-test"] = 1), ["children", "Namespace.v1", "proj-test"]],
     ["members that are not a list", (r) => (r["parent"].spec.members = "alice"), ["parent", "spec", "members"]],
     ["a request without related", (r) => delete r["related"], ["related"]],
-    ["related without Namespace.v1, as when no customize hook is declared", (r) => (r["related"] = {}), ["related", "Namespace.v1"]],
+    ["related without Namespace.v1, as when no customize hook is declared", (r) => delete r["related"]["Namespace.v1"], ["related"]],
+    ["related without ProjectProfile.agrrh.com/v1, as from an older customize hook", (r) => delete r["related"]["ProjectProfile.agrrh.com/v1"], ["related"]],
     [
       "a related Namespace whose owner has no name",
       (r) => (r["related"]["Namespace.v1"]["proj-test"].metadata.ownerReferences = [{ kind: "Project" }]),
