@@ -77,7 +77,7 @@ const runProject = (output: string) => /e2e run ([0-9a-f]{6}) /.exec(output)?.[1
  */
 function assertChangesOnlyItsOwn(calls: Call[], project: string) {
   const createdCrd = objectsOf(calls, "create").includes("CustomResourceDefinition projects.agrrh.com");
-  const own = [`project ${project}`, `namespace proj-${project}`, `project ${project}-taken`];
+  const own = [`project ${project}`, `namespace proj-${project}`, `project ${project}-taken`, `project ${project}-guarded`, `projectprofile ${project}`];
   for (const call of mutations(calls)) {
     if (verb(call) === "create" || (verb(call) === "delete" && call.args[1] === "-f")) continue;
     // A server-side dry run changes nothing, even where a guard it tries is missing.
@@ -87,7 +87,9 @@ function assertChangesOnlyItsOwn(calls: Call[], project: string) {
     const allowed =
       target === "crd projects.agrrh.com"
         ? createdCrd && ["annotate", "patch"].includes(verb(call))
-        : own.includes(target) || (target.startsWith("rolebinding project-") && inOwnNamespace);
+        : own.includes(target) ||
+          (target.startsWith("rolebinding project-") && inOwnNamespace) ||
+          (target === "resourcequota project-quota" && call.args.join(" ").includes(`-n proj-${project}-guarded `));
     assert.ok(allowed, `kubectl ${call.args.join(" ")}`);
   }
   assert.deepEqual(calls.filter((call) => verb(call) === "apply"), [], "nothing is applied over what may be there");
@@ -190,7 +192,7 @@ describe("e2e: a failure is readable in a CI log", () => {
       { when: "^get events ", stdout: "LAST SEEN   TYPE      REASON       OBJECT\n5s          Warning   SyncError    project/x\n" },
     ]);
     const project = `e2e-${runProject(output)}`;
-    assert.match(output, /step "3\. Namespace proj-e2e-[0-9a-f]{6} carries the description and license" failed: AssertionError/);
+    assert.match(output, /step "3\. Namespace proj-e2e-[0-9a-f]{6} carries the description and license, and the guardrails of the cluster's default profile" failed: AssertionError/);
     const status = output.indexOf(`status of Project ${project}: {"conditions":[{"reason":"WaitingForNamespace"}]}`);
     const events = output.indexOf(`events of Project ${project}:\nLAST SEEN`);
     const cleanup = output.indexOf(`ok   cleaned up Project ${project}`);

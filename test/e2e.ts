@@ -28,7 +28,15 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseAllDocuments, stringify } from "yaml";
-import { PROJECT_NAME_RULE, PROTECTED_BY_LABEL, namespaceNameFor } from "../sync.ts";
+import {
+  DEFAULT_PROFILE,
+  GUARDRAIL_NAMES,
+  POD_SECURITY_LABEL,
+  PROFILE_LABEL,
+  PROJECT_NAME_RULE,
+  PROTECTED_BY_LABEL,
+  namespaceNameFor,
+} from "../sync.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -273,7 +281,17 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     );
 
     await step(installed ? "1. k8s.yaml is installed" : "1. create k8s.yaml", async () => {
-      if (!installed) for (const object of manifest) await create(object);
+      if (!installed) {
+        for (const object of manifest) {
+          // A kind whose CRD this run just created is unknown to kubectl
+          // until the CRD is established and kubectl's discovery has caught up.
+          if (object.apiVersion === "agrrh.com/v1") {
+            await must(["wait", "--for=condition=Established", "crd/projectprofiles.agrrh.com", `--timeout=${TIMEOUT}`]);
+            await eventually(`kubectl knows ${object.kind}`, async () => (await kubectl(["get", "projectprofiles"])).ok);
+          }
+          await create(object);
+        }
+      }
       await must(["wait", "--for=condition=Established", "crd/projects.agrrh.com", `--timeout=${TIMEOUT}`]);
       if (!webhookUrl) await must(["-n", "meta-project", "rollout", "status", "deployment/controller", `--timeout=${TIMEOUT}`]);
     });
@@ -284,9 +302,22 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(PROJECT);
     });
 
-    await step(`3. Namespace ${NAMESPACE} carries the description and license`, async () => {
+    await step(`3. Namespace ${NAMESPACE} carries the description and license, and the guardrails of the cluster's default profile`, async () => {
       assert.equal(await annotation("description"), "Created by test/e2e.ts");
       assert.equal(await annotation("license"), "MIT");
+      const { spec } = JSON.parse(await must(["get", "projectprofile", DEFAULT_PROFILE, "-o", "json"]));
+      const label = await must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.labels.${POD_SECURITY_LABEL.replaceAll(".", "\\.")}}`]);
+      assert.equal(label, spec.podSecurity ?? "");
+      if (spec.resourceQuota) {
+        const quota = JSON.parse(await must(["get", "resourcequota", GUARDRAIL_NAMES.ResourceQuota, "-n", NAMESPACE, "-o", "json"]));
+        assert.deepEqual(Object.keys(quota.spec.hard).sort(), Object.keys(spec.resourceQuota.hard).sort());
+        assert.equal(quota.metadata.labels[PROFILE_LABEL], DEFAULT_PROFILE);
+      }
+      for (const [kind, part] of [["LimitRange", "limitRange"], ["NetworkPolicy", "networkPolicy"]] as const) {
+        const found = (await kubectl(["get", kind.toLowerCase(), GUARDRAIL_NAMES[kind], "-n", NAMESPACE])).ok;
+        assert.equal(found, spec[part] !== undefined, `${kind} ${GUARDRAIL_NAMES[kind]}`);
+      }
+      assert.equal(await must(["get", "project", PROJECT, "-o", "jsonpath={.status.profile}"]), DEFAULT_PROFILE);
     });
 
     await step("4. a changed license follows onto the Namespace", async () => {
@@ -401,6 +432,11 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       );
       assert.equal(notAdmin.ok, false, "a Project without its requester as admin was admitted");
       assert.match(notAdmin.stderr, /You may create a Project only as one of its admin members/);
+      const larger = { ...memberProject(`${SELF_SERVED}-large`, [{ kind: "User", name: DEVELOPER, role: "admin" }]) } as any;
+      larger.spec.profile = `e2e-${RUN}-large`;
+      const raised = await kubectl(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(larger));
+      assert.equal(raised.ok, false, "a Project on a profile not opened to its requester was admitted");
+      assert.match(raised.stderr, new RegExp(`Choosing ProjectProfile e2e-${RUN}-large takes the verb use on it`));
 
       const join = JSON.stringify({ spec: { members: [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "User", name: TEAMMATE, role: "admin" }] } });
       const joined = await kubectl(["patch", "project", SELF_SERVED, "--type=merge", "-p", join, ...asDeveloper(TEAMMATE)]);
@@ -497,7 +533,99 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.match(collection.stderr, /projects\.agrrh\.com/);
     });
 
-    await step(`18. ${describeObject(keep)} is still there a minute after the refusal`, async () => {
+    // Guardrails, from a profile of the run's own, so that an installed
+    // `default` is never changed.
+    const PROFILE = `e2e-${RUN}`;
+    const GUARDED = `e2e-${RUN}-guarded`;
+    const GUARDED_NAMESPACE = namespaceNameFor(GUARDED);
+    const runProfile: KubeObject = {
+      apiVersion: "agrrh.com/v1",
+      kind: "ProjectProfile",
+      metadata: { name: PROFILE },
+      spec: {
+        resourceQuota: { hard: { pods: "3", "requests.cpu": "1", "limits.cpu": "2", "requests.memory": "1Gi", "limits.memory": "2Gi" } },
+        limitRange: { default: { cpu: "200m", memory: "256Mi" }, defaultRequest: { cpu: "100m", memory: "64Mi" } },
+        networkPolicy: { allowFromNamespaces: ["ingress-nginx"] },
+        podSecurity: "baseline",
+      },
+    };
+    const quotaOf = (name: string, resource: string) =>
+      must(["get", "resourcequota", GUARDRAIL_NAMES.ResourceQuota, "-n", namespaceNameFor(name), "-o", `jsonpath={.spec.hard.${resource.replaceAll(".", "\\.")}}`]);
+    await step(`18. Project ${GUARDED} on profile ${PROFILE} gets its quota, default limits, isolation and Pod Security level`, async () => {
+      await create(runProfile);
+      await create({ ...project(GUARDED, "MIT"), spec: { description: "Created by test/e2e.ts", profile: PROFILE } });
+      await waitForReady(GUARDED);
+      const get = async (kind: string, name: string) => JSON.parse(await must(["get", kind, name, "-n", GUARDED_NAMESPACE, "-o", "json"]));
+      const quota = await get("resourcequota", GUARDRAIL_NAMES.ResourceQuota);
+      assert.deepEqual(quota.spec.hard, { pods: "3", "requests.cpu": "1", "limits.cpu": "2", "requests.memory": "1Gi", "limits.memory": "2Gi" });
+      const limits = await get("limitrange", GUARDRAIL_NAMES.LimitRange);
+      assert.deepEqual(limits.spec.limits, [{ type: "Container", default: { cpu: "200m", memory: "256Mi" }, defaultRequest: { cpu: "100m", memory: "64Mi" } }]);
+      const isolation = await get("networkpolicy", GUARDRAIL_NAMES.NetworkPolicy);
+      assert.deepEqual(isolation.spec.ingress, [
+        { from: [{ podSelector: {} }, { namespaceSelector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["ingress-nginx"] }] } }] },
+      ]);
+      assert.deepEqual(isolation.spec.podSelector, {});
+      const labels = JSON.parse(await must(["get", "namespace", GUARDED_NAMESPACE, "-o", "jsonpath={.metadata.labels}"]));
+      assert.equal(labels[POD_SECURITY_LABEL], "baseline");
+      assert.equal(await must(["get", "project", GUARDED, "-o", "jsonpath={.status.profile}"]), PROFILE);
+    });
+
+    await step(`19. in ${GUARDED_NAMESPACE} a Pod without requests gets the LimitRange defaults; one over the quota, or mounting the node's disk, is refused`, async () => {
+      const pod = (name: string, container: Record<string, unknown> = {}, spec: Record<string, unknown> = {}): KubeObject => ({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace: GUARDED_NAMESPACE },
+        spec: { containers: [{ name: "main", image: "registry.k8s.io/pause:3.10", ...container }], ...spec },
+      });
+      const plain = pod("e2e-plain");
+      // Pods wait for the Namespace's default ServiceAccount, which the controller manager makes.
+      await eventually("a Pod can be created", async () => {
+        const result = await kubectl(["create", "-f", "-"], stringify(plain));
+        if (result.ok) created.push(plain);
+        else assert.match(result.stderr, /serviceaccount "default" not found/, result.stderr);
+        return result.ok;
+      });
+      const resources = JSON.parse(await must(["get", "pod", "e2e-plain", "-n", GUARDED_NAMESPACE, "-o", "jsonpath={.spec.containers[0].resources}"]));
+      assert.deepEqual(resources, { limits: { cpu: "200m", memory: "256Mi" }, requests: { cpu: "100m", memory: "64Mi" } });
+      const large = await kubectl(["create", "-f", "-"], stringify(pod("e2e-large", { resources: { requests: { cpu: "2" }, limits: { cpu: "2" } } })));
+      assert.equal(large.ok, false, "a Pod over the quota was admitted");
+      assert.match(large.stderr, /exceeded quota: project-quota/);
+      // Pod Security baseline refuses hostPath volumes. (A privileged container
+      // would be refused before Pod Security looks, by an API server that
+      // does not allow privileged pods at all, as the local control plane.)
+      const hostPath = pod("e2e-host-path", {}, { volumes: [{ name: "node", hostPath: { path: "/" } }] });
+      const onTheNode = await kubectl(["create", "-f", "-"], stringify(hostPath));
+      assert.equal(onTheNode.ok, false, "a Pod mounting the node's disk was admitted");
+      assert.match(onTheNode.stderr, /violates PodSecurity "baseline:latest": hostPath volumes/);
+    });
+
+    await step(`20. an edited profile ${PROFILE} changes the ResourceQuota of ${GUARDED}`, async () => {
+      await must(["patch", "projectprofile", PROFILE, "--type=merge", "-p", JSON.stringify({ spec: { resourceQuota: { hard: { pods: "4" } } } })]);
+      const edited = Date.now();
+      await eventually("the quota follows the profile", async () => (await quotaOf(GUARDED, "pods")) === "4");
+      log(`     (the quota followed the profile ${((Date.now() - edited) / 1000).toFixed(1)}s after the edit)`);
+    });
+
+    await step(`21. a ResourceQuota raised by hand in ${GUARDED_NAMESPACE} is put back`, async () => {
+      await must(["patch", "resourcequota", GUARDRAIL_NAMES.ResourceQuota, "-n", GUARDED_NAMESPACE, "--type=merge", "-p", '{"spec":{"hard":{"pods":"100"}}}']);
+      const edited = Date.now();
+      await eventually("the quota is put back", async () => (await quotaOf(GUARDED, "pods")) === "4");
+      log(`     (put back ${((Date.now() - edited) / 1000).toFixed(1)}s after the edit)`);
+      await waitForReady(GUARDED);
+    });
+
+    await step(`22. naming a profile that does not exist, ${GUARDED} says ProfileNotFound and keeps its guardrails`, async () => {
+      const missing = `e2e-${RUN}-missing`;
+      await must(["patch", "project", GUARDED, "--type=merge", "-p", JSON.stringify({ spec: { profile: missing } })]);
+      await must(["wait", readyReason("ProfileNotFound"), `project/${GUARDED}`, `--timeout=${TIMEOUT}`]);
+      assert.equal(await quotaOf(GUARDED, "pods"), "4");
+      assert.equal(await must(["get", "project", GUARDED, "-o", "jsonpath={.status.profile}"]), PROFILE, "the profile its guardrails came from");
+      assert.ok((await kubectl(["get", "limitrange", GUARDRAIL_NAMES.LimitRange, "-n", GUARDED_NAMESPACE])).ok, "the LimitRange is kept");
+      await must(["patch", "project", GUARDED, "--type=merge", "-p", JSON.stringify({ spec: { profile: PROFILE } })]);
+      await must(["wait", readyReason("NamespaceActive"), `project/${GUARDED}`, `--timeout=${TIMEOUT}`]);
+    });
+
+    await step(`23. ${describeObject(keep)} is still there a minute after the refusal`, async () => {
       if (refusedAt === undefined) return log("     (not tried: see step 15)");
       const since = refusedAt;
       await eventually("a minute", async () => {
@@ -506,7 +634,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       });
     });
 
-    await step(`19. deleting Project ${PROJECT} deletes ${NAMESPACE} within a minute`, async () => {
+    await step(`24. deleting Project ${PROJECT} deletes ${NAMESPACE} within a minute`, async () => {
       await remove(theProject);
       await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, "--timeout=60s"]);
       if (created.includes(keep)) created.splice(created.indexOf(keep), 1);
