@@ -407,18 +407,24 @@ export const GUARDRAIL_NAMES = { ResourceQuota: "project-quota", LimitRange: "pr
 // words (manifest.test.ts judges one table of profiles by both).
 //
 // Quantities are a subset of Kubernetes' own: no sign, no exponent, no n or
-// u, at most 3 decimals. Every such value is a whole number of nano-units,
-// which the API server stores exactly; it may write it another way ("0.5"
-// as "500m"), and `sync` then asks for it written that way (see
-// `asObservedIfEqual`), or Metacontroller would update it on every sync.
-export const QUANTITY = /^[0-9]{1,15}(\.[0-9]{1,3})?(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$/;
+// u, at most 3 decimals and none on m. Every such value is a whole number of
+// milli-units, which the API server stores exactly; a finer one it would
+// round up ("0.5m" to "1m", seen on 1.36), and Metacontroller would then
+// write it back on every sync. It may write the same value another way
+// ("0.5" as "500m", "1000" as "1k"), and `sync` then asks for it written
+// that way (see `asObservedIfEqual`), for the same reason.
+export const QUANTITY = /^[0-9]{1,15}((\.[0-9]{1,3})?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?|m)$/;
 // What a ResourceQuota's `hard` may name: Kubernetes' standard quota
 // resources, huge pages, or a name with a `/` (count/deployments.apps,
-// gold.storageclass.storage.k8s.io/requests.storage).
-export const QUOTA_RESOURCES = [
+// gold.storageclass.storage.k8s.io/requests.storage). Objects are counted
+// in whole numbers: the API server refuses `pods: "0.5"`.
+export const COUNTED_RESOURCES = [
   "pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps", "persistentvolumeclaims",
-  "services.nodeports", "services.loadbalancers", "cpu", "memory", "storage", "ephemeral-storage",
-  "requests.cpu", "requests.memory", "requests.storage", "requests.ephemeral-storage",
+  "services.nodeports", "services.loadbalancers",
+] as const;
+export const QUOTA_RESOURCES = [
+  ...COUNTED_RESOURCES,
+  "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.storage", "requests.ephemeral-storage",
   "limits.cpu", "limits.memory", "limits.ephemeral-storage",
 ] as const;
 export const QUALIFIED_QUOTA_RESOURCE = new RegExp(
@@ -429,7 +435,10 @@ export const MAX_QUANTITIES = 32;
 export const MAX_ADMITTED_NAMESPACES = 32;
 
 export const PROFILE_RULES = {
-  quantity: "a quantity is a number with at most 3 decimals and an optional unit (m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi or Ei), such as 500m, 2 or 4Gi; quote it",
+  quantity:
+    "a quantity is a number with at most 3 decimals and an optional unit (k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi or Ei), " +
+    "or a whole number of m, such as 500m, 2 or 4Gi; quote it",
+  count: `${COUNTED_RESOURCES.join(", ")} and resources named with a / are counted in whole numbers`,
   quotaResource: `a quota limits ${QUOTA_RESOURCES.join(", ")}, hugepages-<size>, or a resource named with a /, such as count/deployments.apps`,
   limitedResource: `default requests and limits are for ${LIMITED_RESOURCES.join(", ")} only`,
   requestOverLimit: "a default request is at most the default limit of the same resource",
@@ -452,6 +461,17 @@ function quantityValue(quantity: string): { digits: bigint; exp10: number; exp2:
   };
 }
 
+/**
+ * Whether a quantity matching QUANTITY is a whole number a 64-bit integer
+ * holds, as Kubernetes' CEL `quantity(...).isInteger()` judges it: the API
+ * server refuses any other count of objects.
+ */
+export function isWholeQuantity(quantity: string): boolean {
+  const { digits, exp10, exp2 } = quantityValue(quantity);
+  const whole = exp10 >= 0 || (digits * 2n ** BigInt(exp2)) % 10n ** BigInt(-exp10) === 0n;
+  return whole && compareQuantities(quantity, String(2n ** 63n - 1n)) <= 0;
+}
+
 /** Negative, zero or positive as `a` is less than, equal to or more than `b`; both must match QUANTITY. */
 export function compareQuantities(a: string, b: string): number {
   const [x, y] = [quantityValue(a), quantityValue(b)];
@@ -468,10 +488,18 @@ const quantities = (keyRule: (key: string) => boolean, keyMessage: string) =>
     v.check((map) => Object.keys(map).every(keyRule), keyMessage),
   );
 const isQuotaResource = (key: string) => (QUOTA_RESOURCES as readonly string[]).includes(key) || QUALIFIED_QUOTA_RESOURCE.test(key);
+const isCounted = (key: string) => (COUNTED_RESOURCES as readonly string[]).includes(key) || key.includes("/");
 const isLimitedResource = (key: string) => (LIMITED_RESOURCES as readonly string[]).includes(key);
 
 export const ProfileSpec = v.looseObject({
-  resourceQuota: v.optional(v.looseObject({ hard: quantities(isQuotaResource, PROFILE_RULES.quotaResource) })),
+  resourceQuota: v.optional(
+    v.looseObject({
+      hard: v.pipe(
+        quantities(isQuotaResource, PROFILE_RULES.quotaResource),
+        v.check((hard) => Object.entries(hard).every(([key, quantity]) => !isCounted(key) || isWholeQuantity(quantity)), PROFILE_RULES.count),
+      ),
+    }),
+  ),
   limitRange: v.optional(
     v.pipe(
       v.looseObject({

@@ -8,7 +8,7 @@
 // Only objects' properties are renamed in Kubernetes; this converter renames
 // map keys too, which the manifest's rules never read by a keyword.
 import { CelScalar, celFunc, celMethod, run } from "@bufbuild/cel";
-import { QUANTITY, compareQuantities } from "../sync.ts";
+import { QUANTITY, compareQuantities, isWholeQuantity } from "../sync.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type CelInput = Parameters<typeof run>[1] extends Record<string, infer Value> | undefined ? Value : never;
@@ -41,6 +41,9 @@ const KUBERNETES_QUANTITY_LIBRARY = [
   }),
   celMethod("compareTo", CelScalar.STRING, [CelScalar.STRING], CelScalar.INT, function (other) {
     return BigInt(compareQuantities(this, other));
+  }),
+  celMethod("isInteger", CelScalar.STRING, [], CelScalar.BOOL, function () {
+    return isWholeQuantity(this);
   }),
 ];
 

@@ -37,6 +37,7 @@ import {
   PROTECTED_BY_LABEL,
   ROLES,
   RelatedObjects,
+  COUNTED_RESOURCES,
   asGoJson,
   compareQuantities,
   profileNameOf,
@@ -581,6 +582,8 @@ describe("manifest: profiles are admitted by the rules sync applies", () => {
     assert.ok(rules.includes(JSON.stringify(inCel(QUALIFIED_QUOTA_RESOURCE)).slice(1, -1)), "QUALIFIED_QUOTA_RESOURCE");
     const listed = hard["x-kubernetes-validations"][1].rule.match(/\[([^\]]*)\]/)[1].split(",").map((name: string) => name.trim().slice(1, -1));
     assert.deepEqual(listed, [...QUOTA_RESOURCES]);
+    const counted = hard["x-kubernetes-validations"][2].rule.match(/\[([^\]]*)\]/)[1].split(",").map((name: string) => name.trim().slice(1, -1));
+    assert.deepEqual(counted, [...COUNTED_RESOURCES]);
     assert.equal(hard.maxProperties, MAX_QUANTITIES);
     assert.deepEqual(profileSpecSchema.properties.podSecurity.enum, [...POD_SECURITY_LEVELS]);
     assert.equal(profileSpecSchema.properties.networkPolicy.properties.allowFromNamespaces.maxItems, MAX_ADMITTED_NAMESPACES);
@@ -684,7 +687,7 @@ describe("manifest: deletion protection", () => {
 
   test("the Project guard matches DELETE of Projects, whatever their version", () => {
     assert.deepEqual(projectPolicy.spec.matchConstraints.resourceRules, [
-      { apiGroups: [crd.spec.group], apiVersions: ["*"], operations: ["DELETE"], resources: [crd.spec.names.plural] },
+      { apiGroups: [crd.spec.group], apiVersions: ["*"], operations: ["DELETE"], resources: [crd.spec.names.plural], scope: crd.spec.scope },
     ]);
   });
 
@@ -924,7 +927,7 @@ describe("manifest: self-service Projects", () => {
 
   test("the status Metacontroller writes is not the policy's: it matches the Project itself, not its status subresource", () => {
     assert.deepEqual(policy.spec.matchConstraints.resourceRules, [
-      { apiGroups: ["agrrh.com"], apiVersions: ["*"], operations: ["CREATE", "UPDATE", "DELETE"], resources: ["projects"] },
+      { apiGroups: ["agrrh.com"], apiVersions: ["*"], operations: ["CREATE", "UPDATE", "DELETE"], resources: ["projects"], scope: "Cluster" },
     ]);
   });
 

@@ -1,16 +1,21 @@
 // `npm run scale -- N`: how long a cluster takes to make N Projects Ready, each
-// with two members, and what that costs the webhook. Run it against a
-// cluster where the controller is installed (or `npm run test:e2e:local`'s
-// kind of setup: up.sh, the webhook on the host, k8s.yaml pointed at it), as
-// the README's "How it scales" shows. It creates its own Projects, labelled
-// with a name unique to the run, and deletes exactly those at the end.
+// with two members, how long an edit of their profile takes to reach every
+// one of their ResourceQuotas, and what that costs. Run it against a cluster
+// where the controller is installed (or `npm run test:e2e:local`'s kind of
+// setup: up.sh, the webhook on the host, k8s.yaml pointed at it), as the
+// README's "How it scales" shows. It creates its own ProjectProfile and
+// Projects, named and labelled after the run, and deletes exactly those.
 //
 // WEBHOOK_LOG, if set, is the webhook's log file: the hook calls the run
-// caused are counted from its lines. KUBECTL names the kubectl to run.
+// caused are counted from its lines. METACONTROLLER_METRICS, if set, is
+// Metacontroller's metrics URL (the local control plane's is
+// http://127.0.0.1:19999/metrics): the API requests it made are counted from
+// client-go's counter. KUBECTL names the kubectl to run.
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
+import { GUARDRAIL_NAMES, PROFILE_LABEL } from "../sync.ts";
 import { kubectlProcess } from "./e2e.ts";
 
 const count = Number(process.argv[2] ?? "100");
@@ -25,14 +30,72 @@ async function must(args: string[], input?: string): Promise<string> {
   return result.stdout;
 }
 
-const hookCalls = () => {
+/** Polls once a second until `done` holds, for at most the deadline. */
+async function until(what: string, done: () => Promise<boolean>): Promise<void> {
+  const started = Date.now();
+  while (!(await done())) {
+    if (Date.now() - started > DEADLINE_MS) throw new Error(`${what}: not within ${DEADLINE_MS / 1000} s`);
+    await sleep(1000);
+  }
+}
+
+type Costs = { sync: number; customize: number; requests: Record<string, number> };
+
+async function costs(): Promise<Costs> {
   const log = process.env["WEBHOOK_LOG"];
-  if (!log) return undefined;
-  const lines = readFileSync(log, "utf8").split("\n");
-  return { sync: lines.filter((line) => line.startsWith("POST /sync ")).length, customize: lines.filter((line) => line.startsWith("POST /customize ")).length };
-};
+  const lines = log ? readFileSync(log, "utf8").split("\n") : [];
+  const requests: Record<string, number> = {};
+  const metrics = process.env["METACONTROLLER_METRICS"];
+  if (metrics) {
+    for (const [, method, value] of (await (await fetch(metrics)).text()).matchAll(/^rest_client_requests_total\{[^}]*method="(\w+)"[^}]*\} (\S+)$/gm)) {
+      requests[method!] = (requests[method!] ?? 0) + Number(value);
+    }
+  }
+  return {
+    sync: lines.filter((line) => line.startsWith("POST /sync ")).length,
+    customize: lines.filter((line) => line.startsWith("POST /customize ")).length,
+    requests,
+  };
+}
+
+function report(what: string, before: Costs, after: Costs) {
+  const perProject = (calls: number) => (calls / count).toFixed(1);
+  if (process.env["WEBHOOK_LOG"]) {
+    console.log(`${what}, hook calls per Project: ${perProject(after.sync - before.sync)} sync, ${perProject(after.customize - before.customize)} customize`);
+  }
+  if (process.env["METACONTROLLER_METRICS"]) {
+    const methods = Object.keys(after.requests).sort();
+    const byMethod = methods.map((method) => `${perProject((after.requests[method] ?? 0) - (before.requests[method] ?? 0))} ${method}`);
+    console.log(`${what}, Metacontroller's API requests per Project: ${byMethod.join(", ")}`);
+  }
+}
+
+/** The costs once they stop changing: every sync the last change caused has been answered and applied. */
+async function settledCosts(): Promise<Costs> {
+  let last = await costs();
+  await until("the controller settles", async () => {
+    await sleep(5000);
+    const now = await costs();
+    const same = JSON.stringify(now) === JSON.stringify(last);
+    last = now;
+    return same;
+  });
+  return last;
+}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+
+const profile = {
+  apiVersion: "agrrh.com/v1",
+  kind: "ProjectProfile",
+  metadata: { name: run },
+  spec: {
+    resourceQuota: { hard: { pods: "10", "requests.cpu": "2", "requests.memory": "4Gi" } },
+    limitRange: { default: { cpu: "500m", memory: "512Mi" }, defaultRequest: { cpu: "100m", memory: "128Mi" } },
+    networkPolicy: {},
+    podSecurity: "baseline",
+  },
+};
 
 const projects = Array.from({ length: count }, (_, index) => ({
   apiVersion: "agrrh.com/v1",
@@ -40,6 +103,7 @@ const projects = Array.from({ length: count }, (_, index) => ({
   metadata: { name: `${run}-${index}`, labels: { "agrrh.com/scale-run": run } },
   spec: {
     description: "Created by test/scale.ts",
+    profile: run,
     members: [
       { kind: "User", name: `${run}-admin`, role: "admin" },
       { kind: "Group", name: `${run}-devs`, role: "edit" },
@@ -47,31 +111,48 @@ const projects = Array.from({ length: count }, (_, index) => ({
   },
 }));
 
-const before = hookCalls();
-const started = Date.now();
+const quotasAt = async (pods: string) => {
+  const { items } = JSON.parse(await must(["get", "resourcequotas", "--all-namespaces", "-l", `${PROFILE_LABEL}=${run}`, "-o", "json"]));
+  return items.filter((item: any) => item.metadata.name === GUARDRAIL_NAMES.ResourceQuota && item.spec.hard.pods === pods).length;
+};
+
+let profileCreated = false;
 try {
+  await must(["create", "-f", "-"], stringify(profile));
+  profileCreated = true;
+  const before = await costs();
+  const started = Date.now();
   await must(["create", "-f", "-"], stringify({ apiVersion: "v1", kind: "List", items: projects }));
   let ready: { created: number; ready: number }[] = [];
-  while (ready.length < count) {
-    if (Date.now() - started > DEADLINE_MS) throw new Error(`only ${ready.length} of ${count} Ready after ${DEADLINE_MS / 1000} s`);
-    await sleep(1000);
+  await until(`${count} Projects Ready`, async () => {
     const { items } = JSON.parse(await must(["get", "projects", "-l", `agrrh.com/scale-run=${run}`, "-o", "json"]));
     ready = items.flatMap((item: any) => {
       const condition = item.status?.conditions?.find((candidate: any) => candidate.type === "Ready");
       if (condition?.status !== "True") return [];
       return [{ created: Date.parse(item.metadata.creationTimestamp), ready: Date.parse(condition.lastTransitionTime) }];
     });
-  }
+    return ready.length === count;
+  });
   const allReady = (Date.now() - started) / 1000;
-  const after = hookCalls();
-  console.log(`${count} Projects, 2 members each: all Ready after ${allReady.toFixed(0)} s`);
+  console.log(`${count} Projects, 2 members each, on profile ${run}: all Ready after ${allReady.toFixed(0)} s`);
   console.log(`median create to Ready: ${(median(ready.map(({ created, ready: at }) => at - created)) / 1000).toFixed(0)} s (whole seconds, as Kubernetes stamps them)`);
-  if (before && after) {
-    const perProject = (calls: number) => (calls / count).toFixed(1);
-    console.log(`hook calls per Project: ${perProject(after.sync - before.sync)} sync, ${perProject(after.customize - before.customize)} customize`);
-  }
+  // Settled: what the next edit costs starts from here.
+  const settled = await settledCosts();
+  report("creating them", before, settled);
+
+  const edited = Date.now();
+  await must(["patch", "projectprofile", run, "--type=merge", "-p", '{"spec":{"resourceQuota":{"hard":{"pods":"11"}}}}']);
+  await until("every quota follows the profile", async () => (await quotasAt("11")) === count);
+  console.log(`an edit of the profile's quota reached all ${count} ResourceQuotas after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
+  await until("every Project is Ready again", async () => {
+    const { items } = JSON.parse(await must(["get", "projects", "-l", `agrrh.com/scale-run=${run}`, "-o", "json"]));
+    return items.every((item: any) => item.status?.conditions?.some((condition: any) => condition.type === "Ready" && condition.status === "True"));
+  });
+  console.log(`and every Project was Ready again after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
+  report("the edit", settled, await settledCosts());
 } finally {
   const deleting = Date.now();
   await kubectl(["delete", "projects", "-l", `agrrh.com/scale-run=${run}`, "--wait=true", "--timeout=600s"], undefined, never);
-  console.log(`deleted the run's ${count} Projects in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
+  if (profileCreated) await kubectl(["delete", "projectprofile", run], undefined, never);
+  console.log(`deleted the run's ${count} Projects and its profile in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
 }
