@@ -331,10 +331,6 @@ export const DEFAULT_LICENSE = "WTFPL";
 // gone. It follows spec.deletionProtection on every sync.
 export const PROTECTED_BY_LABEL = "agrrh.com/protected-by-project";
 
-export function profileNameOf(project: Project): string {
-  return project.spec?.profile || DEFAULT_PROFILE;
-}
-
 export function namespaceNameFor(projectName: string): string {
   return NAMESPACE_PREFIX + projectName;
 }
@@ -400,6 +396,10 @@ export const PROFILE_LABEL = "agrrh.com/profile";
 export const POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce";
 export const POD_SECURITY_LEVELS = ["privileged", "baseline", "restricted"] as const;
 export const GUARDRAIL_NAMES = { ResourceQuota: "project-quota", LimitRange: "project-limits", NetworkPolicy: "project-isolation" } as const;
+
+export function profileNameOf(project: Project): string {
+  return project.spec?.profile || DEFAULT_PROFILE;
+}
 
 // The API server refuses a ResourceQuota or LimitRange it cannot read, and
 // Metacontroller would retry that create for ever, so a profile holds only
@@ -527,6 +527,88 @@ export const ProfileSpec = v.looseObject({
   podSecurity: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
 });
 export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
+
+// What a valid profile asks for in the Project's Namespace. A quantity the
+// API server stored another way but with the same value is asked for as
+// stored; one of another value is put back as the profile says.
+function guardrailsFor(namespace: string, profileName: string, profile: ProfileSpec, children: ObservedChildren): Guardrail[] {
+  const metadata = (kind: keyof typeof GUARDRAIL_NAMES): GuardrailMetadata => ({
+    name: GUARDRAIL_NAMES[kind],
+    namespace,
+    labels: { [PROFILE_LABEL]: profileName },
+  });
+  const observedSpec = (group: string, kind: keyof typeof GUARDRAIL_NAMES): any => children[group]?.[`${namespace}/${GUARDRAIL_NAMES[kind]}`]?.["spec"];
+  const guardrails: Guardrail[] = [];
+  const { resourceQuota, limitRange, networkPolicy } = profile;
+  if (resourceQuota) {
+    const hard = asObservedIfEqual(resourceQuota.hard, observedSpec(RESOURCE_QUOTAS, "ResourceQuota")?.hard);
+    guardrails.push({ apiVersion: "v1", kind: "ResourceQuota", metadata: metadata("ResourceQuota"), spec: { hard } });
+  }
+  if (limitRange) {
+    // The API server fills in a default request from the default limit;
+    // asking for that too keeps the answer equal to what is stored.
+    const observed = observedSpec(LIMIT_RANGES, "LimitRange")?.limits?.[0];
+    const limits = limitRange.default && asObservedIfEqual(limitRange.default, observed?.default);
+    const requests = { ...limitRange.default, ...limitRange.defaultRequest };
+    const defaultRequest = Object.keys(requests).length ? asObservedIfEqual(requests, observed?.defaultRequest) : undefined;
+    guardrails.push({
+      apiVersion: "v1",
+      kind: "LimitRange",
+      metadata: metadata("LimitRange"),
+      spec: { limits: [{ type: "Container", ...(limits ? { default: limits } : {}), ...(defaultRequest ? { defaultRequest } : {}) }] },
+    });
+  }
+  if (networkPolicy) {
+    // Pods of the Project's own Namespace, and of every namespace the profile names.
+    const admitted = networkPolicy.allowFromNamespaces ?? [];
+    const fromNamespaces: NamespaceSelector[] = admitted.length
+      ? [{ matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: admitted }] }]
+      : [];
+    guardrails.push({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: metadata("NetworkPolicy"),
+      spec: {
+        podSelector: {},
+        policyTypes: ["Ingress"],
+        ingress: [{ from: [{ podSelector: {} }, ...fromNamespaces.map((namespaceSelector) => ({ namespaceSelector }))] }],
+      },
+    });
+  }
+  return guardrails;
+}
+
+function asObservedIfEqual(wanted: Quantities, observed: unknown): Quantities {
+  const stored = (observed ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(wanted).map(([key, quantity]) => {
+      const current = stored[key];
+      const same = typeof current === "string" && QUANTITY.test(current) && compareQuantities(current, quantity) === 0;
+      return [key, same ? current : quantity];
+    }),
+  );
+}
+
+/** The guardrails observed in the Project's Namespace, kept exactly as they are. */
+function guardrailsAsObserved(namespace: string, children: ObservedChildren): Guardrail[] {
+  return GUARDRAIL_GROUPS.flatMap(([group, kind]): Guardrail[] => {
+    const observed = children[group]?.[`${namespace}/${GUARDRAIL_NAMES[kind]}`];
+    if (!observed) return [];
+    const profile = observed.metadata?.labels?.[PROFILE_LABEL];
+    return [{
+      apiVersion: group.slice(group.indexOf(".") + 1),
+      kind,
+      metadata: { name: GUARDRAIL_NAMES[kind], namespace, labels: profile ? { [PROFILE_LABEL]: profile } : ({} as Record<string, string>) },
+      spec: { ...observed.spec },
+    }];
+  });
+}
+
+const GUARDRAIL_GROUPS = [
+  [RESOURCE_QUOTAS, "ResourceQuota"],
+  [LIMIT_RANGES, "LimitRange"],
+  [NETWORK_POLICIES, "NetworkPolicy"],
+] as const;
 
 // Members get access through Kubernetes' built-in ClusterRoles, bound in the
 // Project's Namespace: `admin` manages everything there, including access;
@@ -661,88 +743,6 @@ export function readerRoleNameFor(project: string): string {
 export function readerBindingNameFor(project: string, member: Pick<Member, "kind" | "namespace">): string {
   return `${readerRoleNameFor(project)}:${subjectGroupOf(member)}`;
 }
-
-// What a valid profile asks for in the Project's Namespace. A quantity the
-// API server stored another way but with the same value is asked for as
-// stored; one of another value is put back as the profile says.
-function guardrailsFor(namespace: string, profileName: string, profile: ProfileSpec, children: ObservedChildren): Guardrail[] {
-  const metadata = (kind: keyof typeof GUARDRAIL_NAMES): GuardrailMetadata => ({
-    name: GUARDRAIL_NAMES[kind],
-    namespace,
-    labels: { [PROFILE_LABEL]: profileName },
-  });
-  const observedSpec = (group: string, kind: keyof typeof GUARDRAIL_NAMES): any => children[group]?.[`${namespace}/${GUARDRAIL_NAMES[kind]}`]?.["spec"];
-  const guardrails: Guardrail[] = [];
-  const { resourceQuota, limitRange, networkPolicy } = profile;
-  if (resourceQuota) {
-    const hard = asObservedIfEqual(resourceQuota.hard, observedSpec(RESOURCE_QUOTAS, "ResourceQuota")?.hard);
-    guardrails.push({ apiVersion: "v1", kind: "ResourceQuota", metadata: metadata("ResourceQuota"), spec: { hard } });
-  }
-  if (limitRange) {
-    // The API server fills in a default request from the default limit;
-    // asking for that too keeps the answer equal to what is stored.
-    const observed = observedSpec(LIMIT_RANGES, "LimitRange")?.limits?.[0];
-    const limits = limitRange.default && asObservedIfEqual(limitRange.default, observed?.default);
-    const requests = { ...limitRange.default, ...limitRange.defaultRequest };
-    const defaultRequest = Object.keys(requests).length ? asObservedIfEqual(requests, observed?.defaultRequest) : undefined;
-    guardrails.push({
-      apiVersion: "v1",
-      kind: "LimitRange",
-      metadata: metadata("LimitRange"),
-      spec: { limits: [{ type: "Container", ...(limits ? { default: limits } : {}), ...(defaultRequest ? { defaultRequest } : {}) }] },
-    });
-  }
-  if (networkPolicy) {
-    // Pods of the Project's own Namespace, and of every namespace the profile names.
-    const admitted = networkPolicy.allowFromNamespaces ?? [];
-    const fromNamespaces: NamespaceSelector[] = admitted.length
-      ? [{ matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: admitted }] }]
-      : [];
-    guardrails.push({
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: metadata("NetworkPolicy"),
-      spec: {
-        podSelector: {},
-        policyTypes: ["Ingress"],
-        ingress: [{ from: [{ podSelector: {} }, ...fromNamespaces.map((namespaceSelector) => ({ namespaceSelector }))] }],
-      },
-    });
-  }
-  return guardrails;
-}
-
-function asObservedIfEqual(wanted: Quantities, observed: unknown): Quantities {
-  const stored = (observed ?? {}) as Record<string, unknown>;
-  return Object.fromEntries(
-    Object.entries(wanted).map(([key, quantity]) => {
-      const current = stored[key];
-      const same = typeof current === "string" && QUANTITY.test(current) && compareQuantities(current, quantity) === 0;
-      return [key, same ? current : quantity];
-    }),
-  );
-}
-
-/** The guardrails observed in the Project's Namespace, kept exactly as they are. */
-function guardrailsAsObserved(namespace: string, children: ObservedChildren): Guardrail[] {
-  return GUARDRAIL_GROUPS.flatMap(([group, kind]): Guardrail[] => {
-    const observed = children[group]?.[`${namespace}/${GUARDRAIL_NAMES[kind]}`];
-    if (!observed) return [];
-    const profile = observed.metadata?.labels?.[PROFILE_LABEL];
-    return [{
-      apiVersion: group.slice(group.indexOf(".") + 1),
-      kind,
-      metadata: { name: GUARDRAIL_NAMES[kind], namespace, labels: profile ? { [PROFILE_LABEL]: profile } : ({} as Record<string, string>) },
-      spec: { ...observed.spec },
-    }];
-  });
-}
-
-const GUARDRAIL_GROUPS = [
-  [RESOURCE_QUOTAS, "ResourceQuota"],
-  [LIMIT_RANGES, "LimitRange"],
-  [NETWORK_POLICIES, "NetworkPolicy"],
-] as const;
 
 // ## 4. customize
 //
