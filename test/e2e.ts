@@ -1,4 +1,4 @@
-// `npm run test:e2e`: the README's walkthrough, run for real against the
+// `npm run test:e2e`: docs/cluster.md's walkthrough, run for real against the
 // current kubectl context. It needs a cluster with Metacontroller v4; where
 // there is none it says so and exits 0, so that it never fails a machine
 // without one. With E2E_REQUIRE_CLUSTER=1 (as CI sets it) the same skip is a
@@ -253,7 +253,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     if (!context.ok) skip(`kubectl has no current context (${context.stderr.trim().split("\n")[0]})`);
     if (!(await kubectl(["version", "--request-timeout=5s"])).ok) skip(`the cluster of context ${context.stdout.trim()} does not answer`);
     if (!(await kubectl(["get", "crd", "compositecontrollers.metacontroller.k8s.io"])).ok) {
-      skip("Metacontroller v4 is not installed (see the README's prerequisites)");
+      skip("Metacontroller v4 is not installed (see docs/cluster.md's prerequisites)");
     }
 
     const { webhookUrl } = options;

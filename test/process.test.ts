@@ -93,10 +93,10 @@ describe("process: starting", () => {
     assert.equal(child.output().trim(), "imported");
   });
 
-  test("a bad setting stops the process with exit code 2 and the line the README shows", async () => {
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-    const shown = /^(invalid configuration: PORT: .*)$/m.exec(readme)?.[1];
-    assert.ok(shown, "the README shows a bad-setting line");
+  test("a bad setting stops the process with exit code 2 and the line docs/operating.md shows", async () => {
+    const operating = readFileSync(new URL("../docs/operating.md", import.meta.url), "utf8");
+    const shown = /^(invalid configuration: PORT: .*)$/m.exec(operating)?.[1];
+    assert.ok(shown, "docs/operating.md shows a bad-setting line");
     const { code, output } = await runWebhook({ PORT: "http" });
     assert.equal(code, 2);
     assert.equal(output, `${shown}\n`);

@@ -1,7 +1,8 @@
-// The README's transcripts are what the webhook really answers, so that a
-// reader who runs them sees what they read.
+// The README's and docs/'s transcripts are what the webhook really answers,
+// so that a reader who runs them sees what they read, and their links lead
+// somewhere.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
@@ -10,6 +11,13 @@ import { fixture } from "./helpers.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const DOCS = readdirSync(new URL("../docs/", import.meta.url)).filter((file) => file.endsWith(".md")).sort();
+const pages: Record<string, string> = {
+  "README.md": readme,
+  ...Object.fromEntries(DOCS.map((file) => [`docs/${file}`, readFileSync(new URL(`../docs/${file}`, import.meta.url), "utf8")])),
+};
+/** Everything a reader may read, for facts that may live on any page. */
+const documentation = Object.values(pages).join("\n");
 const app = createApp(readConfig({}));
 
 describe("README", () => {
@@ -28,7 +36,7 @@ describe("README", () => {
   });
 
   // Each `$ curl -s localhost:8080/<route> ... -d '<body>'` and the lines it prints, up to the next command.
-  const transcripts = [...readme.matchAll(/^\$ curl -s localhost:8080(\/\w+) (.*?)-d '(.*)'( \| jq \.)?\n([\s\S]*?)(?=^\$ |^```)/gm)];
+  const transcripts = [...documentation.matchAll(/^\$ curl -s localhost:8080(\/\w+) (.*?)-d '(.*)'( \| jq \.)?\n([\s\S]*?)(?=^\$ |^```)/gm)];
   test("the README shows transcripts of customize, the smallest sync request, a conflict and bad input", () => {
     assert.deepEqual(
       [...new Set(transcripts.map(([, route]) => route))].sort(),
@@ -58,7 +66,7 @@ describe("README", () => {
   });
 
   test("the Deno command lets the webhook read exactly the settings it has", () => {
-    assert.ok(readme.includes(`--allow-env=${SETTINGS.join(",")} main.ts`), SETTINGS.join(","));
+    assert.ok(documentation.includes(`--allow-env=${SETTINGS.join(",")} main.ts`), SETTINGS.join(","));
   });
 
   test("the opening diagram shows every child group a sync request carries", () => {
@@ -67,17 +75,41 @@ describe("README", () => {
   });
 
   test("the memory the pod asks for covers the idle and peak memory the Performance section measured", () => {
-    const idle = Number(/^idle RSS of \.cache\/deployed\/webhook\.mjs: (\d+) MB$/m.exec(readme)?.[1]);
-    const webhookColumn = [...readme.matchAll(/^\| [a-z ]+ \| \d+ req\/s, .*?, (\d+) MB +\|/gm)].map((row) => Number(row[1]));
+    const performance = pages["docs/operating.md"] ?? "";
+    const idle = Number(/^idle RSS of \.cache\/deployed\/webhook\.mjs: (\d+) MB$/m.exec(performance)?.[1]);
+    const webhookColumn = [...performance.matchAll(/^\| [a-z ]+ \| \d+ req\/s, .*?, (\d+) MB +\|/gm)].map((row) => Number(row[1]));
     const peak = Math.max(...webhookColumn);
     assert.ok(idle > 0 && webhookColumn.length === 3, "the bench transcript is there");
-    assert.ok(readme.includes(`covers the idle ${idle} MB`) && readme.includes(`the ${peak} MB peak`), "the prose quotes the transcript");
+    assert.ok(performance.includes(`covers the idle ${idle} MB`) && performance.includes(`the ${peak} MB peak`), "the prose quotes the transcript");
     const deployment = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => document.toJS()).find((object) => object.kind === "Deployment");
     const { requests, limits } = deployment.spec.template.spec.containers[0].resources;
     const megabytes = (quantity: string) => (Number(/^(\d+)Mi$/.exec(quantity)?.[1]) * 1024 * 1024) / 1e6;
     assert.ok(idle <= megabytes(requests.memory), `request ${requests.memory} covers ${idle} MB`);
     assert.ok(peak <= megabytes(limits.memory), `limit ${limits.memory} covers ${peak} MB`);
-    assert.ok(readme.includes(`memory request (${requests.memory.replace("Mi", " Mi")})`) && readme.includes(`limit\n(${limits.memory.replace("Mi", " Mi")})`));
+    assert.ok(performance.includes(`memory request (${requests.memory.replace("Mi", " Mi")})`) && performance.includes(`limit\n(${limits.memory.replace("Mi", " Mi")})`));
+  });
+
+  // GitHub's anchors: lower case, punctuation but '-' dropped, spaces to '-'.
+  const anchorOf = (heading: string) => heading.toLowerCase().replace(/[^\p{L}\p{N} -]/gu, "").replaceAll(" ", "-");
+  const anchorsOf = (text: string) => new Set([...text.matchAll(/^#+ (.+)$/gm)].map(([, heading]) => anchorOf(heading ?? "")));
+  for (const [page, text] of Object.entries(pages)) {
+    test(`every link in ${page} to a file of this repository, or a heading in one, leads there`, () => {
+      const links = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map(([, target]) => target ?? "").filter((target) => !/^[a-z]+:/.test(target));
+      for (const link of links) {
+        const [path = "", anchor] = link.split("#");
+        const target = path === "" ? page : new URL(path, new URL(page, "file:///repo/")).pathname.slice("/repo/".length);
+        const targetText = target === page ? text : pages[target] ?? (existsSync(new URL(`../${target}`, import.meta.url)) ? "" : undefined);
+        assert.notEqual(targetText, undefined, `${link}: no ${target}`);
+        if (anchor) assert.ok(anchorsOf(targetText ?? "").has(anchor), `${link}: no heading #${anchor} in ${target}`);
+      }
+    });
+  }
+
+  test("each page of docs/ says first what it is for, and the README links to it", () => {
+    for (const file of DOCS) {
+      assert.match(pages[`docs/${file}`] ?? "", /^# .+\n\nWhat this is for: /, file);
+      assert.ok(readme.includes(`](docs/${file})`), `README links docs/${file}`);
+    }
   });
 
   test("LICENSE is the license package.json names", () => {

@@ -2,9 +2,9 @@
 // with two members, how long an edit of their profile takes to reach every
 // one of their ResourceQuotas, and what that costs. Run it against a cluster
 // where the controller is installed (or `npm run test:e2e:local`'s kind of
-// setup: up.sh, the webhook on the host, k8s.yaml pointed at it), as the
-// README's "How it scales" shows. It creates its own ProjectProfile and
-// Projects, named and labelled after the run, and deletes exactly those.
+// setup: up.sh, the webhook on the host, k8s.yaml pointed at it), as "How
+// it scales" in docs/operating.md shows. It creates its own ProjectProfile
+// and Projects, named and labelled after the run, and deletes exactly those.
 //
 // WEBHOOK_LOG, if set, is the webhook's log file: the hook calls the run
 // caused are counted from its lines. METACONTROLLER_METRICS, if set, is
