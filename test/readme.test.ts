@@ -9,6 +9,7 @@ import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../m
 import { ObservedChildren } from "../sync.ts";
 import { fixture } from "./helpers.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
+import { STEADY_FIXTURE, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const DOCS = readdirSync(new URL("../docs/", import.meta.url)).filter((file) => file.endsWith(".md")).sort();
@@ -56,6 +57,16 @@ describe("README", () => {
       assert.equal(withoutTimes(answer), withoutTimes(printed));
     });
   }
+
+  test("npm run transcripts would change no page: every transcript is the webhook's answer today", async () => {
+    assert.deepEqual(pagePaths(), Object.keys(pages));
+    for (const [page, text] of Object.entries(pages)) assert.equal(await renderTranscripts(text), text, `${page}: run npm run transcripts`);
+  });
+
+  test("npm run transcripts would not change the steady fixture: its status is sync's own answer to it", () => {
+    const fixture = readFileSync(STEADY_FIXTURE, "utf8");
+    assert.equal(renderSteadyFixture(fixture), fixture, "run npm run transcripts");
+  });
 
   test("the quickstart is npm ci && npm test, then npm start, so that pasting both runs the tests first", () => {
     assert.match(readme, /```sh\nnpm ci && npm test {6}# install, type check and every test\nnpm start {15}# the webhook, on http:\/\/localhost:8080\n```/);

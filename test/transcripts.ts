@@ -1,0 +1,100 @@
+// `npm run transcripts`: after a change to what the webhook answers, writes
+// the answers anew where a reader sees them, so that no transcript is pasted
+// by hand:
+//   - every `$ curl ... localhost:8080/...` transcript in README.md and docs/
+//     gets the webhook's real answer: the body, and for `curl -si` the ETag
+//     and Content-Length (the date and the time a condition is stamped stay
+//     as they are written);
+//   - the steady fixture's status becomes `sync`'s own answer to it, as
+//     Metacontroller would have written it, so that it stays a fixed point.
+// readme.test.ts and sync.test.ts fail whenever this would change anything.
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { createApp, readConfig } from "../main.ts";
+import { sync } from "../sync.ts";
+
+const root = new URL("..", import.meta.url);
+const app = createApp(readConfig({}));
+
+/** The pages a reader reads, by path from the repository's root. */
+export function pagePaths(): string[] {
+  const docs = readdirSync(new URL("docs/", root)).filter((file) => file.endsWith(".md")).sort();
+  return ["README.md", ...docs.map((file) => `docs/${file}`)];
+}
+
+// A command, then what it printed, up to the next command or the end of the block.
+const TRANSCRIPT = /^\$ curl -s(i?) localhost:8080(\/\w+) (.*?)-d (?:'(.*)'|@(\S+))( \| jq \.)?\n([\s\S]*?)(?=^\$ |^```)/gm;
+
+async function answer(route: string, flags: string, body: string) {
+  const headers: Record<string, string> = {};
+  if (flags.includes("Content-Type: application/json")) headers["Content-Type"] = "application/json";
+  const ifNoneMatch = /-H 'If-None-Match: ([^']+)'/.exec(flags)?.[1];
+  if (ifNoneMatch) headers["If-None-Match"] = ifNoneMatch;
+  const response = await app.request(route, { method: "POST", headers, body });
+  return { status: response.status, etag: response.headers.get("ETag") ?? "", text: await response.text() };
+}
+
+/** The page with every transcript in it as the webhook answers today. */
+export async function renderTranscripts(page: string): Promise<string> {
+  // The webhook logs each request, and warns of each refusal it answers.
+  const { log, warn } = console;
+  console.log = console.warn = () => {};
+  try {
+    let rendered = page;
+    // The ETag of each file's answer, so that a later `If-None-Match` sends it back.
+    const etags = new Map<string, string>();
+    for (const [whole, headers, route = "", flags = "", inline, file, pretty, printed = ""] of page.matchAll(TRANSCRIPT)) {
+      const body = inline ?? JSON.stringify(JSON.parse(readFileSync(new URL(file ?? "", root), "utf8")));
+      const conditional = flags.includes("If-None-Match") && file ? flags.replace(/If-None-Match: [^']+/, `If-None-Match: ${etags.get(file) ?? ""}`) : flags;
+      const { etag, text } = await answer(route, conditional, body);
+      if (file && !flags.includes("If-None-Match")) etags.set(file, etag);
+      const command = whole.slice(0, whole.indexOf("\n") + 1).replace(flags, conditional);
+      let output: string;
+      if (!headers) {
+        output = pretty ? `${prettyWithTimesOf(text, printed)}\n` : `${text}\n`;
+      } else {
+        output = printed
+          .replace(/^(etag|ETag): .*$/m, (_, name) => `${name}: ${etag}`)
+          .replace(/^Content-Length: \d+$/m, `Content-Length: ${Buffer.byteLength(text)}`)
+          .replace(/^\{.*\}$/m, text);
+      }
+      rendered = rendered.replace(whole, command + output);
+    }
+    return rendered;
+  } finally {
+    Object.assign(console, { log, warn });
+  }
+}
+
+// A condition stamped now would show another time on every run: the one the
+// page shows is kept.
+function prettyWithTimesOf(text: string, printed: string): string {
+  const shown = /"lastTransitionTime": "([^"]+)"/.exec(printed)?.[1] ?? "2026-12-01T15:21:46Z";
+  return JSON.stringify(JSON.parse(text), (key, value) => (key === "lastTransitionTime" ? shown : value), 2);
+}
+
+export const STEADY_FIXTURE = fileURLToPath(new URL("test/fixtures/steady-sync.json", root));
+
+/** The steady fixture with its status as `sync` answers it, its keys sorted as the API server returns a custom resource's. */
+export function renderSteadyFixture(text: string): string {
+  const request = JSON.parse(text);
+  request.parent.status = sortedKeys(sync(request.parent, request.children, request.related).status);
+  return `${JSON.stringify(request, null, 2)}\n`;
+}
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, child]) => [key, sortedKeys(child)]));
+}
+
+if (import.meta.filename === process.argv[1]) {
+  writeFileSync(STEADY_FIXTURE, renderSteadyFixture(readFileSync(STEADY_FIXTURE, "utf8")));
+  for (const path of pagePaths()) {
+    const url = new URL(path, root);
+    const before = readFileSync(url, "utf8");
+    const after = await renderTranscripts(before);
+    if (after !== before) writeFileSync(url, after);
+    console.log(`${path}: ${after === before ? "unchanged" : "transcripts rewritten"}`);
+  }
+}
