@@ -28,7 +28,7 @@ function largeRequest() {
   metadata["managedFields"] = Array.from({ length: 160 }, (_, index) => ({
     manager: `controller-${index}`,
     operation: "Update",
-    apiVersion: "agrrh.com/v1",
+    apiVersion: String(request.parent["apiVersion"]),
     time: "2026-11-30T10:05:00Z",
     fieldsType: "FieldsV1",
     fieldsV1: { "f:metadata": { "f:labels": Object.fromEntries(Array.from({ length: 20 }, (_, key) => [`f:label-${key}`, {}])) } },

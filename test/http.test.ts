@@ -116,7 +116,7 @@ describe("HTTP: POST /customize", () => {
     assert.deepEqual(await jsonOf(response), customize(parent));
   });
 
-  test("a customize request without a Project name gets 422 naming where", async (t) => {
+  test("a customize request without the parent's name gets 422 naming where", async (t) => {
     quietly(t);
     const nameless = { controller, parent: { ...parent, metadata: {} } };
     const body = await assertJsonError(await post(nameless, {}, CUSTOMIZE_PATH), 422, /^not a customize hook request$/);
@@ -152,14 +152,14 @@ describe("HTTP: bad input gets a short JSON error", () => {
   test("a body that fails the schema gets 422 with paths that stay unambiguous through Namespace.v1", async (t) => {
     quietly(t);
     const request = fixture("steady-sync");
-    (request.children["Namespace.v1"] as Record<string, unknown>)["proj-test"] = "not an object";
+    (request.children["Namespace.v1"] as Record<string, unknown>)["x"] = "not an object";
     delete (request.parent.metadata as Partial<typeof request.parent.metadata>).name;
     const body = await assertJsonError(await post(request), 422, /not a sync hook request/);
     assert.deepEqual(
       body.issues.map((issue: { path: string[] }) => issue.path),
       [
         ["parent", "metadata", "name"],
-        ["children", "Namespace.v1", "proj-test"],
+        ["children", "Namespace.v1", "x"],
       ],
     );
     for (const issue of body.issues) assert.equal(typeof issue.message, "string");
@@ -204,7 +204,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
     quietly(t);
     const request = fixture("steady-sync");
     const namespaces: Record<string, unknown> = {};
-    for (let index = 0; index < 15; index += 1) namespaces[`proj-${index}`] = index;
+    for (let index = 0; index < 15; index += 1) namespaces[`x-${index}`] = index;
     request.children["Namespace.v1"] = namespaces as (typeof request.children)["Namespace.v1"];
     const body = await assertJsonError(await post(request), 422, /not a sync hook request/);
     assert.equal(body.issues.length, 10);

@@ -31,7 +31,7 @@ stop() {
   trap - EXIT INT TERM
   if [ "$status" -ne 0 ] && [ -d "$logs" ]; then
     echo "--- the webhook's last lines"; tail -n 30 "$logs/webhook.log" 2>/dev/null || true
-    echo "--- Metacontroller's last lines about e2e Projects"
+    echo "--- Metacontroller's last lines about the e2e's objects"
     grep -a 'e2e-' "$logs/metacontroller.log" 2>/dev/null | tail -n 30 || true
     echo "--- Metacontroller's last errors"
     grep -a '"level":"error"' "$logs/metacontroller.log" 2>/dev/null | tail -n 10 | cut -c1-400 || true

@@ -81,7 +81,7 @@ describe("README", () => {
   });
 
   test("the opening diagram shows every child group a sync request carries", () => {
-    const diagram = /```\nkubectl apply Project[\s\S]*?```/.exec(readme)?.[0] ?? "";
+    const diagram = /```\nkubectl apply [\s\S]*?```/.exec(readme)?.[0] ?? "";
     for (const group of Object.keys(ObservedChildren.entries)) assert.ok(diagram.includes(`"${group}"`), group);
   });
 
@@ -121,6 +121,26 @@ describe("README", () => {
       assert.match(pages[`docs/${file}`] ?? "", /^# .+\n\nWhat this is for: /, file);
       assert.ok(readme.includes(`](docs/${file})`), `README links docs/${file}`);
     }
+  });
+
+  // What a copy for another resource must rename: the kind, its group, its
+  // Namespaces' prefix and the install's own names.
+  const PROJECT_SPECIFIC = /agrrh|Project|projects|proj-|meta-project|project-controller|controller-project/;
+
+  test("Make it your own lists every file that names the Project, in the repository's own words", () => {
+    const guide = /^## Make it your own\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? "";
+    const listed = new Set([...guide.matchAll(/`([\w./-]+)`/g)].map(([, path]) => path));
+    const files = (directory: string): string[] =>
+      readdirSync(new URL(`../${directory}`, import.meta.url), { withFileTypes: true }).flatMap((entry) => {
+        const path = `${directory}${entry.name}`;
+        if ([".git", "node_modules", ".cache"].includes(entry.name)) return [];
+        return entry.isDirectory() ? files(`${path}/`) : [path];
+      });
+    const naming = files("").filter((path) => PROJECT_SPECIFIC.test(readFileSync(new URL(`../${path}`, import.meta.url), "utf8")));
+    // The fixtures are listed as their folder.
+    const unlisted = naming.filter((path) => !listed.has(path) && !(path.startsWith("test/fixtures/") && listed.has("test/fixtures/")));
+    assert.deepEqual(unlisted, [], "files that name the Project but are missing from Make it your own");
+    assert.ok(naming.length > 10, `${naming.length} files found: the search works`);
   });
 
   test("LICENSE is the license package.json names", () => {
