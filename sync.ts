@@ -33,6 +33,19 @@
  */
 import * as v from "valibot";
 
+// ## The names
+//
+// Every name this controller owns, once: a copy for another resource starts
+// here. k8s.yaml spells the same names for the cluster, and manifest.test.ts
+// proves that the two agree; the tests and scripts take them from here.
+export const GROUP = "agrrh.com";
+export const VERSION = "v1";
+export const API_VERSION = `${GROUP}/${VERSION}` as const;
+export const PARENT = { kind: "Project", plural: "projects", singular: "project" } as const;
+export const PROFILE = { kind: "ProjectProfile", plural: "projectprofiles" } as const;
+/** A Project `x` owns the Namespace `proj-x`. */
+export const NAMESPACE_PREFIX = "proj-";
+
 // ## 1. The request
 //
 // Kubernetes omits empty fields (a Project created without `spec`, an object
@@ -134,7 +147,7 @@ export const NETWORK_POLICIES = "NetworkPolicy.networking.k8s.io/v1";
 export const ROLE_BINDINGS = "RoleBinding.rbac.authorization.k8s.io/v1";
 export const CLUSTER_ROLES = "ClusterRole.rbac.authorization.k8s.io/v1";
 export const CLUSTER_ROLE_BINDINGS = "ClusterRoleBinding.rbac.authorization.k8s.io/v1";
-export const PROFILES = "ProjectProfile.agrrh.com/v1";
+export const PROFILES = `${PROFILE.kind}.${API_VERSION}` as const;
 const ObjectsByName = v.record(v.string(), v.looseObject({}));
 export const ObservedChildren = v.objectWithRest(
   {
@@ -253,7 +266,7 @@ export type ClusterRole = {
   apiVersion: "rbac.authorization.k8s.io/v1";
   kind: "ClusterRole";
   metadata: { name: string };
-  rules: [{ apiGroups: ["agrrh.com"]; resources: ["projects"]; resourceNames: [string]; verbs: ["get", "watch"] }];
+  rules: [{ apiGroups: [typeof GROUP]; resources: [typeof PARENT.plural]; resourceNames: [string]; verbs: ["get", "watch"] }];
 };
 
 export type ClusterRoleBinding = {
@@ -322,14 +335,13 @@ export type CustomizeResponse = { relatedResources: RelatedResourceRule[] };
 
 // ## 3. The rules
 
-export const NAMESPACE_PREFIX = "proj-";
 export const DEFAULT_LICENSE = "WTFPL";
 
 // A protected Project's Namespaces carry this label, with the Project's name
 // as its value; k8s.yaml's admission policy refuses to delete a Namespace
 // that has it, unless the garbage collector does so because the Project is
 // gone. It follows spec.deletionProtection on every sync.
-export const PROTECTED_BY_LABEL = "agrrh.com/protected-by-project";
+export const PROTECTED_BY_LABEL = `${GROUP}/protected-by-${PARENT.singular}` as const;
 
 export function namespaceNameFor(projectName: string): string {
   return NAMESPACE_PREFIX + projectName;
@@ -392,7 +404,7 @@ function mayExceedAnnotationLimit({ description = "", license = "" }: Namespace[
 // its Pod Security label. Each object carries the profile's name, so that
 // the status can tell which profile a Namespace really has.
 export const DEFAULT_PROFILE = "default";
-export const PROFILE_LABEL = "agrrh.com/profile";
+export const PROFILE_LABEL = `${GROUP}/profile` as const;
 export const POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce";
 export const POD_SECURITY_LEVELS = ["privileged", "baseline", "restricted"] as const;
 export const GUARDRAIL_NAMES = { ResourceQuota: "project-quota", LimitRange: "project-limits", NetworkPolicy: "project-isolation" } as const;
@@ -737,7 +749,7 @@ function subjectGroupOf({ kind, namespace }: Pick<Member, "kind" | "namespace">)
 // RoleBindings are. Named after the API group, as cluster-wide names are
 // shared with everything else in the cluster.
 export function readerRoleNameFor(project: string): string {
-  return `projects.agrrh.com:${project}:reader`;
+  return `${PARENT.plural}.${GROUP}:${project}:reader`;
 }
 
 export function readerBindingNameFor(project: string, member: Pick<Member, "kind" | "namespace">): string {
@@ -765,7 +777,7 @@ export function customize(parent: Project): CustomizeResponse {
   return {
     relatedResources: [
       { apiVersion: "v1", resource: "namespaces", names: [name] },
-      { apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: [profileNameOf(parent)] },
+      { apiVersion: API_VERSION, resource: PROFILE.plural, names: [profileNameOf(parent)] },
     ],
   };
 }
@@ -1078,7 +1090,7 @@ function readersFor(project: string, members: Member[]): { role: ClusterRole; bi
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
     metadata: { name: readerRoleNameFor(project) },
-    rules: [{ apiGroups: ["agrrh.com"], resources: ["projects"], resourceNames: [project], verbs: ["get", "watch"] }],
+    rules: [{ apiGroups: [GROUP], resources: [PARENT.plural], resourceNames: [project], verbs: ["get", "watch"] }],
   };
   const bindings = grouped(members, (member) => readerBindingNameFor(project, member), (name) => ({
     apiVersion: "rbac.authorization.k8s.io/v1",

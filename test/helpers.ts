@@ -2,6 +2,7 @@
 // is about, and the table the runtime test and the benchmark print.
 import { readFileSync } from "node:fs";
 import {
+  API_VERSION,
   CLUSTER_ROLES,
   CLUSTER_ROLE_BINDINGS,
   DEFAULT_PROFILE,
@@ -9,6 +10,8 @@ import {
   LIMIT_RANGES,
   NAMESPACES,
   NETWORK_POLICIES,
+  PARENT,
+  PROFILE,
   PROFILES,
   RESOURCE_QUOTAS,
   ROLE_BINDINGS,
@@ -40,8 +43,8 @@ interface ProjectFields {
 
 export function project(name: string, { spec, status, generation = 1 }: ProjectFields = {}): Project {
   return {
-    apiVersion: "agrrh.com/v1",
-    kind: "Project",
+    apiVersion: API_VERSION,
+    kind: PARENT.kind,
     metadata: { name, ...(generation === null ? {} : { generation }) },
     ...(spec === undefined ? {} : { spec }),
     ...(status === undefined ? {} : { status }),
@@ -128,7 +131,7 @@ export function related(
 ): RelatedObjects {
   const namespaces: NonNullable<RelatedObjects[typeof NAMESPACES]> = {};
   for (const [name, { phase, owners }] of Object.entries(byName)) {
-    const ownerReferences = owners?.map((owner) => ({ apiVersion: "agrrh.com/v1", uid: `uid-of-${owner.name}`, ...owner }));
+    const ownerReferences = owners?.map((owner) => ({ apiVersion: API_VERSION, uid: `uid-of-${owner.name}`, ...owner }));
     namespaces[name] = {
       apiVersion: "v1",
       kind: "Namespace",
@@ -137,7 +140,7 @@ export function related(
     };
   }
   const profileObjects = Object.fromEntries(
-    Object.entries(profiles).map(([name, spec]) => [name, { apiVersion: "agrrh.com/v1", kind: "ProjectProfile", metadata: { name }, spec }]),
+    Object.entries(profiles).map(([name, spec]) => [name, { apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name }, spec }]),
   );
   return { [NAMESPACES]: namespaces, [PROFILES]: profileObjects };
 }

@@ -17,6 +17,11 @@ import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import {
   ANNOTATIONS_MAX_BYTES,
+  API_VERSION,
+  GROUP,
+  PARENT,
+  PROFILE,
+  VERSION,
   DEFAULT_LICENSE,
   DEFAULT_PROFILE,
   MAX_ADMITTED_NAMESPACES,
@@ -93,8 +98,9 @@ const named = (kind: string, name: string): any => {
   assert.ok(found, `${kind} ${name} in k8s.yaml`);
   return found;
 };
-const crd = named("CustomResourceDefinition", "projects.agrrh.com");
-const profileCrd = named("CustomResourceDefinition", "projectprofiles.agrrh.com");
+// The API server names a CRD `<plural>.<group>`.
+const crd = named("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
+const profileCrd = named("CustomResourceDefinition", `${PROFILE.plural}.${GROUP}`);
 const defaultProfile = named("ProjectProfile", DEFAULT_PROFILE);
 const controller = only("CompositeController");
 const configMap = only("ConfigMap");
@@ -227,6 +233,29 @@ describe("manifest: built-in objects validate against the published Kubernetes s
     assert.equal(readers.length, 4, "the reader role and its bindings for users, groups and ci's ServiceAccounts");
     for (const reader of readers) {
       assert.doesNotThrow(() => (reader.kind === "ClusterRole" ? new ClusterRole(reader) : new ClusterRoleBinding(reader)).validate());
+    }
+  });
+});
+
+describe("manifest: the names sync.ts owns", () => {
+  test("the CRDs spell the group, version and names of sync.ts", () => {
+    for (const [definition, names] of [[crd, PARENT], [profileCrd, PROFILE]] as const) {
+      assert.equal(definition.spec.group, GROUP);
+      assert.deepEqual(definition.spec.versions.map((version: any) => version.name), [VERSION]);
+      assert.equal(definition.spec.names.kind, names.kind);
+      assert.equal(definition.spec.names.plural, names.plural);
+    }
+    assert.equal(crd.spec.names.singular, PARENT.singular);
+    assert.equal(defaultProfile.apiVersion, API_VERSION);
+    assert.equal(defaultProfile.kind, PROFILE.kind);
+  });
+
+  test("the fixtures are requests about the parent sync.ts names, with the profile group it reads", () => {
+    for (const name of ["first-sync", "steady-sync", "members-sync"] as const) {
+      const request = fixture(name) as any;
+      assert.equal(request.parent.apiVersion, API_VERSION, name);
+      assert.equal(request.parent.kind, PARENT.kind, name);
+      assert.deepEqual(Object.keys(request.related).sort(), Object.keys(RelatedObjects.entries).sort(), name);
     }
   });
 });

@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
-import { GUARDRAIL_NAMES, PROFILE_LABEL } from "../sync.ts";
+import { API_VERSION, GROUP, GUARDRAIL_NAMES, PARENT, PROFILE, PROFILE_LABEL } from "../sync.ts";
 import { kubectlProcess } from "./e2e.ts";
 
 const count = Number(process.argv[2] ?? "100");
@@ -23,6 +23,7 @@ const run = `scale-${randomBytes(3).toString("hex")}`;
 const kubectl = kubectlProcess(process.env["KUBECTL"] || undefined);
 const never = new AbortController().signal;
 const DEADLINE_MS = 900_000;
+const RUN_LABEL = `${GROUP}/scale-run`;
 
 async function must(args: string[], input?: string): Promise<string> {
   const result = await kubectl(args, input, never);
@@ -86,8 +87,8 @@ async function settledCosts(): Promise<Costs> {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
 const profile = {
-  apiVersion: "agrrh.com/v1",
-  kind: "ProjectProfile",
+  apiVersion: API_VERSION,
+  kind: PROFILE.kind,
   metadata: { name: run },
   spec: {
     resourceQuota: { hard: { pods: "10", "requests.cpu": "2", "requests.memory": "4Gi" } },
@@ -98,9 +99,9 @@ const profile = {
 };
 
 const projects = Array.from({ length: count }, (_, index) => ({
-  apiVersion: "agrrh.com/v1",
-  kind: "Project",
-  metadata: { name: `${run}-${index}`, labels: { "agrrh.com/scale-run": run } },
+  apiVersion: API_VERSION,
+  kind: PARENT.kind,
+  metadata: { name: `${run}-${index}`, labels: { RUN_LABEL: run } },
   spec: {
     description: "Created by test/scale.ts",
     profile: run,
@@ -125,7 +126,7 @@ try {
   await must(["create", "-f", "-"], stringify({ apiVersion: "v1", kind: "List", items: projects }));
   let ready: { created: number; ready: number }[] = [];
   await until(`${count} Projects Ready`, async () => {
-    const { items } = JSON.parse(await must(["get", "projects", "-l", `agrrh.com/scale-run=${run}`, "-o", "json"]));
+    const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", `${RUN_LABEL}=${run}`, "-o", "json"]));
     ready = items.flatMap((item: any) => {
       const condition = item.status?.conditions?.find((candidate: any) => candidate.type === "Ready");
       if (condition?.status !== "True") return [];
@@ -141,18 +142,18 @@ try {
   report("creating them", before, settled);
 
   const edited = Date.now();
-  await must(["patch", "projectprofile", run, "--type=merge", "-p", '{"spec":{"resourceQuota":{"hard":{"pods":"11"}}}}']);
+  await must(["patch", PROFILE.plural, run, "--type=merge", "-p", '{"spec":{"resourceQuota":{"hard":{"pods":"11"}}}}']);
   await until("every quota follows the profile", async () => (await quotasAt("11")) === count);
   console.log(`an edit of the profile's quota reached all ${count} ResourceQuotas after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
   await until("every Project is Ready again", async () => {
-    const { items } = JSON.parse(await must(["get", "projects", "-l", `agrrh.com/scale-run=${run}`, "-o", "json"]));
+    const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", `${RUN_LABEL}=${run}`, "-o", "json"]));
     return items.every((item: any) => item.status?.conditions?.some((condition: any) => condition.type === "Ready" && condition.status === "True"));
   });
   console.log(`and every Project was Ready again after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
   report("the edit", settled, await settledCosts());
 } finally {
   const deleting = Date.now();
-  await kubectl(["delete", "projects", "-l", `agrrh.com/scale-run=${run}`, "--wait=true", "--timeout=600s"], undefined, never);
-  if (profileCreated) await kubectl(["delete", "projectprofile", run], undefined, never);
+  await kubectl(["delete", PARENT.plural, "-l", `${RUN_LABEL}=${run}`, "--wait=true", "--timeout=600s"], undefined, never);
+  if (profileCreated) await kubectl(["delete", PROFILE.plural, run], undefined, never);
   console.log(`deleted the run's ${count} Projects and its profile in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
 }
