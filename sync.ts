@@ -306,7 +306,7 @@ export type NetworkPolicy = {
 };
 
 /** A guardrail as observed and kept while its profile cannot be read: whatever spec it has. */
-type KeptGuardrail = { apiVersion: string; kind: string; metadata: GuardrailMetadata; spec: Record<string, unknown> };
+type KeptGuardrail = { apiVersion: string; kind: GuardrailKind; metadata: GuardrailMetadata; spec: Record<string, unknown> };
 export type Guardrail = ResourceQuota | LimitRange | NetworkPolicy | KeptGuardrail;
 
 export type ProjectStatus = {
@@ -408,6 +408,15 @@ export const PROFILE_LABEL = `${GROUP}/profile` as const;
 export const POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce";
 export const POD_SECURITY_LEVELS = ["privileged", "baseline", "restricted"] as const;
 export const GUARDRAIL_NAMES = { ResourceQuota: "project-quota", LimitRange: "project-limits", NetworkPolicy: "project-isolation" } as const;
+type GuardrailKind = keyof typeof GUARDRAIL_NAMES;
+// Where Metacontroller files each kind among the children.
+const GUARDRAIL_GROUPS = { ResourceQuota: RESOURCE_QUOTAS, LimitRange: LIMIT_RANGES, NetworkPolicy: NETWORK_POLICIES } as const;
+const GUARDRAIL_KINDS = Object.keys(GUARDRAIL_NAMES) as GuardrailKind[];
+
+/** The guardrail of that kind observed in the Namespace, keyed `<namespace>/<name>` as Metacontroller files it. */
+function observedGuardrail(children: ObservedChildren, namespace: string, kind: GuardrailKind) {
+  return children[GUARDRAIL_GROUPS[kind]][`${namespace}/${GUARDRAIL_NAMES[kind]}`];
+}
 
 export function profileNameOf(project: Project): string {
   return project.spec?.profile || DEFAULT_PROFILE;
@@ -544,22 +553,22 @@ export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
 // API server stored another way but with the same value is asked for as
 // stored; one of another value is put back as the profile says.
 function guardrailsFor(namespace: string, profileName: string, profile: ProfileSpec, children: ObservedChildren): Guardrail[] {
-  const metadata = (kind: keyof typeof GUARDRAIL_NAMES): GuardrailMetadata => ({
+  const metadata = (kind: GuardrailKind): GuardrailMetadata => ({
     name: GUARDRAIL_NAMES[kind],
     namespace,
     labels: { [PROFILE_LABEL]: profileName },
   });
-  const observedSpec = (group: string, kind: keyof typeof GUARDRAIL_NAMES): any => children[group]?.[`${namespace}/${GUARDRAIL_NAMES[kind]}`]?.["spec"];
+  const observedSpec = (kind: GuardrailKind): any => observedGuardrail(children, namespace, kind)?.spec;
   const guardrails: Guardrail[] = [];
   const { resourceQuota, limitRange, networkPolicy } = profile;
   if (resourceQuota) {
-    const hard = asObservedIfEqual(resourceQuota.hard, observedSpec(RESOURCE_QUOTAS, "ResourceQuota")?.hard);
+    const hard = asObservedIfEqual(resourceQuota.hard, observedSpec("ResourceQuota")?.hard);
     guardrails.push({ apiVersion: "v1", kind: "ResourceQuota", metadata: metadata("ResourceQuota"), spec: { hard } });
   }
   if (limitRange) {
     // The API server fills in a default request from the default limit;
     // asking for that too keeps the answer equal to what is stored.
-    const observed = observedSpec(LIMIT_RANGES, "LimitRange")?.limits?.[0];
+    const observed = observedSpec("LimitRange")?.limits?.[0];
     const limits = limitRange.default && asObservedIfEqual(limitRange.default, observed?.default);
     const requests = { ...limitRange.default, ...limitRange.defaultRequest };
     const defaultRequest = Object.keys(requests).length ? asObservedIfEqual(requests, observed?.defaultRequest) : undefined;
@@ -603,10 +612,11 @@ function asObservedIfEqual(wanted: Quantities, observed: unknown): Quantities {
 
 /** The guardrails observed in the Project's Namespace, kept exactly as they are. */
 function guardrailsAsObserved(namespace: string, children: ObservedChildren): Guardrail[] {
-  return GUARDRAIL_GROUPS.flatMap(([group, kind]): Guardrail[] => {
-    const observed = children[group]?.[`${namespace}/${GUARDRAIL_NAMES[kind]}`];
+  return GUARDRAIL_KINDS.flatMap((kind): Guardrail[] => {
+    const observed = observedGuardrail(children, namespace, kind);
     if (!observed) return [];
     const profile = observed.metadata?.labels?.[PROFILE_LABEL];
+    const group = GUARDRAIL_GROUPS[kind];
     return [{
       apiVersion: group.slice(group.indexOf(".") + 1),
       kind,
@@ -615,12 +625,6 @@ function guardrailsAsObserved(namespace: string, children: ObservedChildren): Gu
     }];
   });
 }
-
-const GUARDRAIL_GROUPS = [
-  [RESOURCE_QUOTAS, "ResourceQuota"],
-  [LIMIT_RANGES, "LimitRange"],
-  [NETWORK_POLICIES, "NetworkPolicy"],
-] as const;
 
 // Members get access through Kubernetes' built-in ClusterRoles, bound in the
 // Project's Namespace: `admin` manages everything there, including access;
@@ -806,7 +810,7 @@ export function sync(
   // leaves the Namespace's guardrails and Pod Security label as observed:
   // a quota is never dropped because its profile was briefly gone.
   const profileName = profileNameOf(parent);
-  const profile = readProfile(profileName, related);
+  const profile = readProfile(profileName, related, observed[name] ? name : undefined);
   const podSecurity = profile.spec ? profile.spec.podSecurity : observed[name]?.metadata?.labels?.[POD_SECURITY_LABEL];
   const labels = {
     ...(parent.spec?.deletionProtection ? { [PROTECTED_BY_LABEL]: parent.metadata.name } : {}),
@@ -839,7 +843,7 @@ export function sync(
   const guardrails = profile.spec
     ? namespaceActive ? guardrailsFor(name, profileName, profile.spec, children) : []
     : guardrailsAsObserved(name, children);
-  const guardrailsThere = guardrails.every((guardrail) => observedGuardrail(children, guardrail));
+  const guardrailsThere = guardrails.every((guardrail) => observedGuardrail(children, name, guardrail.kind));
   const accessGiven = Object.keys(children[ROLE_BINDINGS]).length > 0;
   const granted = members.success && namespaceActive && members.output.length > 0 && (guardrailsThere || accessGiven);
   const roleBindings = granted ? roleBindingsFor(name, members.output) : [];
@@ -863,7 +867,7 @@ export function sync(
     refusal ??
     (members.success ? undefined : invalidMembers(members.issues)) ??
     (foreign ? conflictWith(name, foreign) : undefined) ??
-    profile.problem?.(observed[name] ? name : undefined) ??
+    profile.problem ??
     namespaceNotReady(name, observed[name]) ??
     guardrailsNotReady(name, guardrails, children, members.success && members.output.length > 0 && !granted) ??
     (undeclared.length ? revoking(undeclared) : undefined) ??
@@ -936,34 +940,34 @@ function protectionOnly(labels: Record<string, string>): Record<string, string> 
   return labels[PROTECTED_BY_LABEL] ? { [PROTECTED_BY_LABEL]: labels[PROTECTED_BY_LABEL] } : {};
 }
 
-type ProfileReading = { spec: ProfileSpec; problem?: undefined } | { spec?: undefined; problem: (namespace: string | undefined) => Readiness };
+type ProfileReading = { spec: ProfileSpec; problem?: undefined } | { spec?: undefined; problem: Readiness };
 
-function readProfile(profileName: string, related: RelatedObjects): ProfileReading {
+/** The profile's spec, or why it cannot be read, saying what becomes of the Namespace (`undefined` where there is none yet). */
+function readProfile(profileName: string, related: RelatedObjects, namespace: string | undefined): ProfileReading {
   const found = related[PROFILES]?.[profileName];
-  const keeping = (namespace: string | undefined) =>
-    namespace
-      ? `Namespace ${namespace} keeps the guardrails it has, and is otherwise left as it is`
-      : "no Namespace is created without guardrails";
+  const keeping = namespace
+    ? `Namespace ${namespace} keeps the guardrails it has, and is otherwise left as it is`
+    : "no Namespace is created without guardrails";
   if (!found) {
     return {
-      problem: (namespace) => ({
+      problem: {
         status: "False",
         reason: "ProfileNotFound",
         message:
-          `ProjectProfile ${profileName} does not exist, so ${keeping(namespace)}. ` +
+          `ProjectProfile ${profileName} does not exist, so ${keeping}. ` +
           "Set spec.profile to one that does (kubectl get projectprofiles), or ask a cluster admin to create it.",
-      }),
+      },
     };
   }
   const spec = v.safeParse(ProfileSpec, found.spec ?? {});
   if (spec.success) return { spec: spec.output };
   const problems = [...new Set(spec.issues.map((issue) => `spec${pathOf(issue)}: ${issue.message}`))];
   return {
-    problem: (namespace) => ({
+    problem: {
       status: "False",
       reason: "InvalidProfile",
-      message: `ProjectProfile ${profileName} breaks its rules (${problems.join("; ")}), so ${keeping(namespace)}. A cluster admin must fix it.`,
-    }),
+      message: `ProjectProfile ${profileName} breaks its rules (${problems.join("; ")}), so ${keeping}. A cluster admin must fix it.`,
+    },
   };
 }
 
@@ -976,23 +980,18 @@ function pathOf(issue: v.BaseIssue<unknown>): string {
 // NetworkPolicy's `podSelector: {}`, which would leave the other pods open.
 // Left out of one answer, the policy is deleted, and made afresh on the next.
 function narrowedByHand(children: ObservedChildren, guardrail: Guardrail): boolean {
-  const selector = guardrail.kind === "NetworkPolicy" ? observedGuardrail(children, guardrail)?.spec?.["podSelector"] : undefined;
+  const selector = guardrail.kind === "NetworkPolicy" ? observedGuardrail(children, guardrail.metadata.namespace, "NetworkPolicy")?.spec?.["podSelector"] : undefined;
   return typeof selector === "object" && selector !== null && Object.keys(selector).length > 0;
-}
-
-function observedGuardrail(children: ObservedChildren, guardrail: Guardrail) {
-  const group = GUARDRAIL_GROUPS.find(([, kind]) => kind === guardrail.kind)?.[0];
-  return group ? children[group][`${guardrail.metadata.namespace}/${guardrail.metadata.name}`] : undefined;
 }
 
 // A guardrail is in place when every field the answer sets is stored with
 // that value (quantities compared by value), and none is left that the
 // profile no longer asks for.
 function guardrailsNotReady(name: string, guardrails: Guardrail[], children: ObservedChildren, accessWaits: boolean): Readiness | undefined {
-  const notYet = guardrails.filter((guardrail) => !holds(observedGuardrail(children, guardrail), guardrail));
+  const notYet = guardrails.filter((guardrail) => !holds(observedGuardrail(children, name, guardrail.kind), guardrail));
   const wanted = new Set(guardrails.map((guardrail) => `${guardrail.kind} ${guardrail.metadata.name}`));
-  const leftOver = GUARDRAIL_GROUPS.flatMap(([group, kind]) =>
-    Object.keys(children[group])
+  const leftOver = GUARDRAIL_KINDS.flatMap((kind) =>
+    Object.keys(children[GUARDRAIL_GROUPS[kind]])
       .map((key): [string, string] => [kind, key.slice(key.indexOf("/") + 1)])
       .filter(([, guardrail]) => !wanted.has(`${kind} ${guardrail}`)),
   );
