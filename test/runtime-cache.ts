@@ -16,12 +16,12 @@ function deployed(kind: string) {
   const manifest = readFileSync(new URL("../k8s.yaml", import.meta.url), "utf8");
   return parseAllDocuments(manifest)
     .map((document) => document.toJS())
-    .find((object) => object.kind === kind);
+    .filter((object) => object.kind === kind);
 }
 
 // Node 24 is the version the Deployment's image runs, read from k8s.yaml.
 export function deployedNodeVersion(): string {
-  const image: string = deployed("Deployment").spec.template.spec.containers[0].image;
+  const image: string = deployed("Deployment")[0].spec.template.spec.containers[0].image;
   const version = /^node:(\d+\.\d+\.\d+)-/.exec(image)?.[1];
   assert.ok(version, `an exact Node version in the image tag ${image}`);
   return version;
@@ -43,12 +43,13 @@ export function install(npm: NpmRuntime): string {
   return bin;
 }
 
-/** k8s.yaml's bundled webhook, written out as the pod sees it; returns its path. */
+/** k8s.yaml's ConfigMaps written out in one directory, as the pod's volume has them; returns the webhook's path. */
 export function deployedBundle(): string {
   mkdirSync(deployedDirectory, { recursive: true });
-  const path = `${deployedDirectory}${BUNDLE_FILE}`;
-  writeFileSync(path, deployed("ConfigMap").data[BUNDLE_FILE]);
-  return path;
+  for (const { data } of deployed("ConfigMap")) {
+    for (const [file, text] of Object.entries<string>(data)) writeFileSync(`${deployedDirectory}${file}`, text);
+  }
+  return `${deployedDirectory}${BUNDLE_FILE}`;
 }
 
 // `node --import tsx test/runtime-cache.ts`: the Node the Deployment runs and
