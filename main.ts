@@ -1,5 +1,5 @@
 /**
- * # The Project controller's web server
+ * # The controller's web server
  *
  * Metacontroller calls the sync and customize hooks over HTTP; this file is
  * only that transport. It takes a POST, turns every kind of bad input into a short JSON
@@ -21,7 +21,7 @@ import { validator } from "hono/validator";
 import { createHash } from "node:crypto";
 import type { Server } from "node:http";
 import * as v from "valibot";
-import { CustomizeRequest, REFUSALS, SyncRequest, customize, sync, type Reason, type Refusal } from "./sync.ts";
+import { CustomizeRequest, PARENT, REFUSALS, SyncRequest, customize, sync, type Reason, type Refusal } from "./sync.ts";
 
 export const SYNC_PATH = "/sync";
 export const CUSTOMIZE_PATH = "/customize";
@@ -143,10 +143,12 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
   app.post(SYNC_PATH, ...hookRequest(SyncRequest, "sync hook"), (c) => {
     const { parent, children, related } = c.req.valid("json");
     const answer = sync(parent, children, related, now);
-    // Metacontroller shows a refusal only in the Project's status; the
+    // Metacontroller shows a refusal only in the parent's status; the
     // operator reading this log should see it too, with whose it is.
     const [ready] = answer.status.conditions;
-    if (ready && isRefusal(ready.reason)) console.warn(`Project ${parent.metadata.name} refused: ${ready.reason}: ${ready.message}`);
+    if (ready && isRefusal(ready.reason)) {
+      console.warn(`${PARENT.kind} ${parent.metadata.name} refused: ${ready.reason}: ${ready.message}`);
+    }
     // Spelled out so that nothing else can slip in: hook v2 decodes the
     // answer strictly and fails on any key it does not know.
     const body = JSON.stringify({ status: answer.status, children: answer.children });
@@ -158,7 +160,7 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
   });
   app.all(SYNC_PATH, methodNotAllowed("POST"));
 
-  // Metacontroller keeps this answer per Project generation, so it needs no ETag.
+  // Metacontroller keeps this answer per generation of the parent, so it needs no ETag.
   app.post(CUSTOMIZE_PATH, ...hookRequest(CustomizeRequest, "customize hook"), (c) => {
     const { relatedResources } = customize(c.req.valid("json").parent);
     return c.json({ relatedResources });

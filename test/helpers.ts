@@ -1,6 +1,7 @@
 // Builders for the requests the tests send, so each test states only what it
 // is about, and the table the runtime test and the benchmark print.
 import { readFileSync } from "node:fs";
+import * as v from "valibot";
 import {
   API_VERSION,
   CLUSTER_ROLES,
@@ -20,12 +21,33 @@ import {
   type ClusterRoleBinding,
   type Guardrail,
   type Namespace,
-  type ObservedChildren,
+  ObservedChildren,
+  RelatedObjects,
   type Project,
-  type RelatedObjects,
+  SyncRequest,
   type RoleBinding,
   type SyncResponse,
 } from "../sync.ts";
+
+// ## Requests for the transport's tests
+//
+// http.test.ts and process.test.ts test what any hook of this shape does
+// over HTTP, so they build their requests from sync.ts's schemas alone and
+// need no change when sync.ts is rewritten for another resource.
+
+/** A parent just created, with a name and nothing else, and nothing observed or related yet. */
+export function newParentRequest(name: string): SyncRequest {
+  const emptyGroups = (schema: { entries: object }) => Object.fromEntries(Object.keys(schema.entries).map((key) => [key, {}]));
+  // Parsed, so a schema that asks for more says so here rather than in a puzzling 422.
+  return v.parse(SyncRequest, {
+    parent: { apiVersion: API_VERSION, kind: PARENT.kind, metadata: { name } },
+    children: emptyGroups(ObservedChildren),
+    related: emptyGroups(RelatedObjects),
+  });
+}
+
+/** A parent whose name is too long for the Namespace (or any object) a controller would name after it. */
+export const UNUSABLE_NAME = "x".repeat(250);
 
 export type FixtureName = "first-sync" | "steady-sync" | "members-sync";
 

@@ -1,11 +1,12 @@
 // What Metacontroller (or curl) sees over HTTP: the answers, the ETag, and a
 // short JSON error with the right status for every kind of bad input. The
-// app runs in-process through Hono's app.request.
+// app runs in-process through Hono's app.request. The requests come from
+// sync.ts's schemas (helpers.ts), so these tests hold for any resource.
 import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
 import { CUSTOMIZE_PATH, HEALTH_PATH, SYNC_PATH, createApp, readConfig } from "../main.ts";
-import { customize, sync } from "../sync.ts";
-import { clock, fixture } from "./helpers.ts";
+import { PARENT, REFUSALS, customize, sync, type Reason } from "../sync.ts";
+import { UNUSABLE_NAME, clock, fixture, newParentRequest } from "./helpers.ts";
 
 const now = clock("2026-11-30T12:00:00Z");
 const app = createApp({ bodyLimitBytes: 64 * 1024, logHealthChecks: false, now });
@@ -59,7 +60,7 @@ async function assertJsonError(response: Response, status: number, error: RegExp
 describe("HTTP: POST /sync", () => {
   test("a sync request is answered 200 with exactly status and children", async (t) => {
     quietly(t);
-    const request = fixture("steady-sync");
+    const request = newParentRequest("test");
     const response = await post(request);
     assert.equal(response.status, 200);
     assert.match(response.headers.get("Content-Type") ?? "", /^application\/json/);
@@ -71,18 +72,18 @@ describe("HTTP: POST /sync", () => {
   for (const contentType of ["application/json; charset=utf-8", "Application/JSON", " application/json ; charset=utf-8"]) {
     test(`Content-Type "${contentType}" is JSON too`, async (t) => {
       quietly(t);
-      const response = await post(fixture("first-sync"), { "Content-Type": contentType });
+      const response = await post(newParentRequest("test"), { "Content-Type": contentType });
       assert.equal(response.status, 200);
     });
   }
 
   test("every answer carries an ETag; sending it back as If-None-Match gets 304 with no body", async (t) => {
     quietly(t);
-    const first = await post(fixture("steady-sync"));
+    const first = await post(newParentRequest("test"));
     const etag = first.headers.get("ETag");
     assert.match(etag ?? "", /^"[^"]+"$/, "a strong ETag is a quoted string");
 
-    const again = await post(fixture("steady-sync"), { "If-None-Match": etag ?? "" });
+    const again = await post(newParentRequest("test"), { "If-None-Match": etag ?? "" });
     assert.equal(again.status, 304);
     assert.equal(again.headers.get("ETag"), etag);
     assert.equal(await again.text(), "");
@@ -90,35 +91,35 @@ describe("HTTP: POST /sync", () => {
 
   test("a weak or listed If-None-Match matches too", async (t) => {
     quietly(t);
-    const etag = (await post(fixture("steady-sync"))).headers.get("ETag") ?? "";
-    const again = await post(fixture("steady-sync"), { "If-None-Match": `"other", W/${etag}` });
+    const etag = (await post(newParentRequest("test"))).headers.get("ETag") ?? "";
+    const again = await post(newParentRequest("test"), { "If-None-Match": `"other", W/${etag}` });
     assert.equal(again.status, 304);
   });
 
   test("a stale If-None-Match gets the full new answer", async (t) => {
     quietly(t);
-    const etag = (await post(fixture("first-sync"))).headers.get("ETag") ?? "";
-    const response = await post(fixture("steady-sync"), { "If-None-Match": etag });
+    const etag = (await post(newParentRequest("one"))).headers.get("ETag") ?? "";
+    const other = newParentRequest("other");
+    const response = await post(other, { "If-None-Match": etag });
     assert.equal(response.status, 200);
     assert.notEqual(response.headers.get("ETag"), etag);
-    const { parent, children, related } = fixture("steady-sync");
-    assert.deepEqual((await jsonOf(response)).children, sync(parent, children, related).children);
+    assert.deepEqual(await jsonOf(response), sync(other.parent, other.children, other.related, now));
   });
 });
 
 describe("HTTP: POST /customize", () => {
-  const { controller, parent } = fixture("first-sync");
+  const { parent } = newParentRequest("test");
 
   test("a customize request is answered 200 with exactly the related resources customize asks for", async (t) => {
     quietly(t);
-    const response = await post({ controller, parent }, {}, CUSTOMIZE_PATH);
+    const response = await post({ parent }, {}, CUSTOMIZE_PATH);
     assert.equal(response.status, 200);
     assert.deepEqual(await jsonOf(response), customize(parent));
   });
 
   test("a customize request without the parent's name gets 422 naming where", async (t) => {
     quietly(t);
-    const nameless = { controller, parent: { ...parent, metadata: {} } };
+    const nameless = { parent: { ...parent, metadata: {} } };
     const body = await assertJsonError(await post(nameless, {}, CUSTOMIZE_PATH), 422, /^not a customize hook request$/);
     assert.deepEqual(body.issues.map((issue: any) => issue.path), [["parent", "metadata", "name"]]);
   });
@@ -149,17 +150,19 @@ describe("HTTP: bad input gets a short JSON error", () => {
     });
   }
 
-  test("a body that fails the schema gets 422 with paths that stay unambiguous through Namespace.v1", async (t) => {
+  // Metacontroller names each group of children `<Kind>.<version>`, as `Namespace.v1`.
+  test("a body that fails the schema gets 422 with paths that stay unambiguous through dotted group names", async (t) => {
     quietly(t);
-    const request = fixture("steady-sync");
-    (request.children["Namespace.v1"] as Record<string, unknown>)["x"] = "not an object";
-    delete (request.parent.metadata as Partial<typeof request.parent.metadata>).name;
+    const request: any = newParentRequest("test");
+    const [group = ""] = Object.keys(request.children);
+    request.children[group]["x"] = "not an object";
+    delete request.parent.metadata.name;
     const body = await assertJsonError(await post(request), 422, /not a sync hook request/);
     assert.deepEqual(
       body.issues.map((issue: { path: string[] }) => issue.path),
       [
         ["parent", "metadata", "name"],
-        ["children", "Namespace.v1", "x"],
+        ["children", group, "x"],
       ],
     );
     for (const issue of body.issues) assert.equal(typeof issue.message, "string");
@@ -167,14 +170,13 @@ describe("HTTP: bad input gets a short JSON error", () => {
 
   test("a body over the limit gets 413", async (t) => {
     quietly(t);
-    const request = fixture("first-sync");
-    request.parent.spec = { description: "x".repeat(64 * 1024) };
+    const request = { ...newParentRequest("test"), padding: "x".repeat(64 * 1024) };
     await assertJsonError(await post(request), 413, /larger than 65536 bytes/);
   });
 
   test("a body declaring exactly the limit is read; one byte more gets 413", async (t) => {
     quietly(t);
-    const request = JSON.stringify(fixture("first-sync"));
+    const request = JSON.stringify(newParentRequest("test"));
     const exactly = request.padEnd(64 * 1024, " "); // JSON allows trailing white space
     const declared = (body: string) => ({ "Content-Length": String(Buffer.byteLength(body)) });
     assert.equal((await post(exactly, declared(exactly))).status, 200);
@@ -183,7 +185,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
 
   test("a chunked body of exactly the limit is read; one byte more gets 413", async (t) => {
     quietly(t);
-    const exactly = new TextEncoder().encode(JSON.stringify(fixture("first-sync")).padEnd(64 * 1024, " "));
+    const exactly = new TextEncoder().encode(JSON.stringify(newParentRequest("test")).padEnd(64 * 1024, " "));
     assert.equal((await postStream(streamOf(exactly))).status, 200);
     const oneMore = new Uint8Array(exactly.length + 1).fill(32);
     oneMore.set(exactly);
@@ -202,10 +204,9 @@ describe("HTTP: bad input gets a short JSON error", () => {
 
   test("a request with many problems lists the first ten", async (t) => {
     quietly(t);
-    const request = fixture("steady-sync");
-    const namespaces: Record<string, unknown> = {};
-    for (let index = 0; index < 15; index += 1) namespaces[`x-${index}`] = index;
-    request.children["Namespace.v1"] = namespaces as (typeof request.children)["Namespace.v1"];
+    const request: any = newParentRequest("test");
+    const [group = ""] = Object.keys(request.children);
+    for (let index = 0; index < 15; index += 1) request.children[group][`x-${index}`] = index;
     const body = await assertJsonError(await post(request), 422, /not a sync hook request/);
     assert.equal(body.issues.length, 10);
   });
@@ -246,7 +247,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
 
   test("a body under the limit is still accepted when chunked", async (t) => {
     quietly(t);
-    const bytes = new TextEncoder().encode(JSON.stringify(fixture("first-sync")));
+    const bytes = new TextEncoder().encode(JSON.stringify(newParentRequest("test")));
     const response = await postStream(streamOf(bytes));
     assert.equal(response.status, 200);
   });
@@ -257,7 +258,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
       const response = await app.request(SYNC_PATH, {
         method: "POST",
         headers: contentType ? { "Content-Type": contentType } : {},
-        body: new TextEncoder().encode(JSON.stringify(fixture("first-sync"))),
+        body: new TextEncoder().encode(JSON.stringify(newParentRequest("test"))),
       });
       await assertJsonError(response, 415, /application\/json/);
     });
@@ -266,14 +267,14 @@ describe("HTTP: bad input gets a short JSON error", () => {
   for (const encoding of ["gzip", "deflate", "br"]) {
     test(`a body with Content-Encoding ${encoding} gets 415 naming the encoding`, async (t) => {
       quietly(t);
-      const response = await post(fixture("first-sync"), { "Content-Encoding": encoding });
+      const response = await post(newParentRequest("test"), { "Content-Encoding": encoding });
       await assertJsonError(response, 415, new RegExp(`^Content-Encoding ${encoding} is not supported; send the body uncompressed$`));
     });
   }
 
   test("Content-Encoding identity is an uncompressed body", async (t) => {
     quietly(t);
-    assert.equal((await post(fixture("first-sync"), { "Content-Encoding": "identity" })).status, 200);
+    assert.equal((await post(newParentRequest("test"), { "Content-Encoding": "identity" })).status, 200);
   });
 
   for (const [method, path, allow] of [
@@ -308,7 +309,7 @@ describe("HTTP: bad input gets a short JSON error", () => {
     const response = await broken.request(SYNC_PATH, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(fixture("first-sync")),
+      body: JSON.stringify(newParentRequest("test")),
     });
     const text = await response.clone().text();
     await assertJsonError(response, 500, /internal error/);
@@ -318,18 +319,20 @@ describe("HTTP: bad input gets a short JSON error", () => {
 });
 
 describe("HTTP: health and logs", () => {
-  test("a sync that refuses the spec logs a warning naming the Project, the reason and the message", async (t) => {
+  test("a refused sync logs a warning naming the parent, the reason and the message", async (t) => {
     quietly(t);
     const warn = t.mock.method(console, "warn", () => {});
-    const request = fixture("steady-sync");
-    // Each "<" costs 7 bytes of annotations (Go escapes it in the copy), yet the body stays under the 64 KiB limit.
-    request.parent.spec = { description: "<".repeat(40_000), license: "MIT" };
+    const request = newParentRequest(UNUSABLE_NAME);
+    const [ready] = sync(request.parent, request.children, request.related, now).status.conditions;
+    assert.ok(ready && (REFUSALS as readonly Reason[]).includes(ready.reason), `${UNUSABLE_NAME.length} characters are refused`);
     assert.equal((await post(request)).status, 200);
-    assert.equal(warn.mock.callCount(), 1);
-    assert.match(String(warn.mock.calls[0]?.arguments[0]), /^Project test refused: SpecTooLarge: description and license would make \d+ bytes/);
+    assert.deepEqual(
+      warn.mock.calls.map((call) => call.arguments.join(" ")),
+      [`${PARENT.kind} ${UNUSABLE_NAME} refused: ${ready.reason}: ${ready.message}`],
+    );
   });
 
-  test("a sync that carries out the spec logs no warning", async (t) => {
+  test("a sync that carries out the spec, as the steady fixture's, logs no warning", async (t) => {
     quietly(t);
     const warn = t.mock.method(console, "warn", () => {});
     assert.equal((await post(fixture("steady-sync"))).status, 200);

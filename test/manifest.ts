@@ -9,10 +9,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { Scalar, parseDocument, type YAMLMap } from "yaml";
+import { GROUP } from "../sync.ts";
 
 export const MANIFEST_PATH = fileURLToPath(new URL("../k8s.yaml", import.meta.url));
 const root = fileURLToPath(new URL("..", import.meta.url));
-export const CHECKSUM_ANNOTATION = "agrrh.com/code-checksum";
+export const CHECKSUM_ANNOTATION = `${GROUP}/code-checksum`;
 /** The file the pod runs: main.ts bundled with sync.ts. */
 export const BUNDLE_FILE = "webhook.mjs";
 /** The file beside it that holds the dependencies it imports. */

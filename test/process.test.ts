@@ -10,7 +10,7 @@ import { connect } from "node:net";
 import { describe, test } from "node:test";
 import { HEALTH_PATH, SYNC_PATH } from "../main.ts";
 import { sync } from "../sync.ts";
-import { fixture } from "./helpers.ts";
+import { newParentRequest } from "./helpers.ts";
 import { npmStartCommand, spawnChild, spawnServer, withTsx, within, type Server } from "./spawn-server.ts";
 
 /** Starts the webhook on a free loopback port, as `npm start` does. */
@@ -28,12 +28,15 @@ async function readText(response: http.IncomingMessage): Promise<string> {
   return text;
 }
 
-const steady = fixture("steady-sync");
-const steadyBody = Buffer.from(JSON.stringify(steady));
-// Its status carried over, the answer has no time stamped now, so it is known in advance.
-const steadyAnswer = sync(steady.parent, steady.children, steady.related);
+const request = newParentRequest("test");
+const requestBody = Buffer.from(JSON.stringify(request));
+/** sync's own answer, stamped with the time the webhook's answer carries. */
+function expectedAnswer(answer: { status: { conditions: { lastTransitionTime: string }[] } }) {
+  const stamped = new Date(answer.status.conditions[0]?.lastTransitionTime ?? "");
+  return sync(request.parent, request.children, request.related, () => stamped);
+}
 
-/** A POST /sync of the steady-sync request, its body not yet sent. */
+/** A POST /sync of a new parent, its body not yet sent. */
 function syncRequest(webhook: Server, agent: http.Agent, headers: Record<string, string> = {}) {
   return http.request({
     port: webhook.port,
@@ -41,7 +44,7 @@ function syncRequest(webhook: Server, agent: http.Agent, headers: Record<string,
     method: "POST",
     path: SYNC_PATH,
     agent,
-    headers: { "Content-Type": "application/json", "Content-Length": steadyBody.length, ...headers },
+    headers: { "Content-Type": "application/json", "Content-Length": requestBody.length, ...headers },
   });
 }
 
@@ -56,16 +59,16 @@ async function requestInFlight(webhook: Server, agent: http.Agent) {
   answered.catch(() => {}); // a test that cuts the request off awaits no answer
   request.flushHeaders();
   await within(once(request, "continue"), 10_000, "the webhook to read the request's headers");
-  request.write(steadyBody.subarray(0, steadyBody.length / 2));
+  request.write(requestBody.subarray(0, requestBody.length / 2));
   return {
-    send: () => request.end(steadyBody.subarray(steadyBody.length / 2)),
+    send: () => request.end(requestBody.subarray(requestBody.length / 2)),
     answer: () => within(answered, 10_000, "the answer to the request in flight").then(([response]) => response),
   };
 }
 
 async function post(webhook: Server, agent: http.Agent) {
   const request = syncRequest(webhook, agent);
-  request.end(steadyBody);
+  request.end(requestBody);
   const [response] = (await within(once(request, "response"), 10_000, "an answer")) as [http.IncomingMessage];
   return { response, text: await readText(response) };
 }
@@ -177,7 +180,8 @@ describe("process: shutting down", () => {
         const response = await inFlight.answer();
         assert.equal(response.statusCode, 200);
         assert.equal(response.headers.connection, "close", "the client is told not to reuse the connection");
-        assert.deepEqual(JSON.parse(await readText(response)), steadyAnswer, "the whole answer");
+        const answer = JSON.parse(await readText(response));
+        assert.deepEqual(answer, expectedAnswer(answer), "the whole answer");
 
         // The keep-alive timeout is 120s; the webhook must not wait that out.
         assert.equal(await webhook.exitCode("the exit, long before the keep-alive timeout", 3_000), 0);
