@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { Scalar, parseDocument, type YAMLMap } from "yaml";
+import { Scalar, parseAllDocuments, parseDocument, type YAMLMap } from "yaml";
 import { GROUP } from "../sync.ts";
 
 export const MANIFEST_PATH = fileURLToPath(new URL("../k8s.yaml", import.meta.url));
@@ -18,6 +18,20 @@ export const CHECKSUM_ANNOTATION = `${GROUP}/code-checksum`;
 export const BUNDLE_FILE = "webhook.mjs";
 /** The file beside it that holds the dependencies it imports. */
 export const DEPENDENCIES_FILE = "dependencies.mjs";
+
+/** k8s.yaml as the tests read it: its text, its documents, and those as plain objects of any shape. */
+export function readManifest() {
+  const text = readFileSync(MANIFEST_PATH, "utf8");
+  const documents = [...parseAllDocuments(text)];
+  const objects: any[] = documents.map((document) => document.toJS());
+  /** The object of this kind, and name if given: exactly one, or the test fails. */
+  const find = (kind: string, name?: string): any => {
+    const found = objects.filter((object) => object.kind === kind && (name === undefined || object.metadata.name === name));
+    if (found.length !== 1) throw new Error(`${found.length} ${kind} ${name ?? ""} in k8s.yaml, not exactly one`);
+    return found[0];
+  };
+  return { text, documents, objects, find };
+}
 
 /** The runtime dependencies at the versions package-lock.json pins, as `name@version`. */
 export function lockedRuntimeDependencies(): string[] {

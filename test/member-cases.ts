@@ -1,5 +1,5 @@
 // One table of members, good and bad, that both judges of a Project's members
-// must agree on: the CRD at admission (manifest.test.ts) and `sync`, for
+// must agree on: the CRD at admission (admission.test.ts) and `sync`, for
 // Projects admitted before the rules (sync.test.ts). Each bad case names the
 // rule it breaks, so both can be held to saying why in the same words.
 import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, MEMBER_RULES } from "../sync.ts";

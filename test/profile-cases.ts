@@ -1,5 +1,5 @@
 // One table of ProjectProfile specs, good and bad, that both judges of a
-// profile must agree on: the CRD at admission (manifest.test.ts) and `sync`,
+// profile must agree on: the CRD at admission (admission.test.ts) and `sync`,
 // for profiles admitted before the rules (sync.test.ts). Each bad case names
 // the rule it breaks, so both can be held to saying why in the same words.
 import { MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, PROFILE_RULES } from "../sync.ts";
