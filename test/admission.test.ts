@@ -42,7 +42,7 @@ import { admit, authorizedBy, evaluateCel, schemaErrors, type AdmissionRequest }
 import { MEMBER_CASES } from "./member-cases.ts";
 import { PROFILE_CASES } from "./profile-cases.ts";
 import { clock, namespaceIn, namespaces, project, related } from "./helpers.ts";
-import { readManifest } from "./manifest.ts";
+import { ANNOTATIONS_LIMIT_BYTES, CLIENT_SIDE_APPLY_ANNOTATION, clientSideApplyCopyBytes, readManifest } from "./manifest.ts";
 
 const { objects, find } = readManifest();
 // The API server names a CRD `<plural>.<group>`.
@@ -70,6 +70,12 @@ describe("admission: the names sync.ts owns", () => {
     assert.equal(profileCrd.spec.names.kind, PROFILE.kind);
     assert.equal(profileCrd.spec.names.plural, PROFILE.plural);
     assert.equal(defaultProfile.apiVersion, API_VERSION);
+  });
+
+  test("sync counts a copy of an object as kubectl and the API server do, under the same limit", () => {
+    assert.equal(ANNOTATIONS_MAX_BYTES, ANNOTATIONS_LIMIT_BYTES);
+    const object = { metadata: { annotations: { description: "<a> & <b> \u2028\u2029 ünïcode" } } };
+    assert.equal(Buffer.byteLength(CLIENT_SIDE_APPLY_ANNOTATION) + Buffer.byteLength(asGoJson(object)), clientSideApplyCopyBytes(object));
   });
 
   test("the CRD's default license is sync's", () => {

@@ -8,7 +8,6 @@
 // Only objects' properties are renamed in Kubernetes; this converter renames
 // map keys too, which the manifest's rules never read by a keyword.
 import { CelScalar, celFunc, celMethod, run } from "@bufbuild/cel";
-import { QUANTITY, compareQuantities, isWholeQuantity } from "../sync.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type CelInput = Parameters<typeof run>[1] extends Record<string, infer Value> | undefined ? Value : never;
@@ -29,21 +28,43 @@ function toCel(value: unknown): CelInput {
   return value as CelInput;
 }
 
-// Kubernetes' quantity library, as far as the manifest uses it. A quantity
-// stays a string here, compared by sync's own arithmetic, and isQuantity
-// knows only the subset of Kubernetes' grammar that profiles may use: the
-// manifest's rules are run for their logic, not to test that library.
+// Kubernetes' quantity library: `<sign><number><suffix>`, the suffix a
+// binary (Ki … Ei) or decimal (n, u, m, k … E) multiplier or a decimal
+// exponent (e3). Written here from that grammar rather than taken from
+// sync.ts, so that the CRD's rules and sync's own arithmetic are two judges,
+// not one. A quantity stays a string in CEL; each function parses it to an
+// exact fraction.
+const QUANTITY_GRAMMAR = /^([+-]?)(\d+\.?\d*|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/;
+const BINARY_SUFFIXES = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+const DECIMAL_EXPONENTS: Record<string, number> = { n: -9, u: -6, m: -3, "": 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const INT64_MAX = 2n ** 63n - 1n;
+
+function parseQuantity(text: string): { numerator: bigint; denominator: bigint } {
+  const [, sign = "", number = "", suffix = ""] = QUANTITY_GRAMMAR.exec(text) ?? [];
+  if (!number) throw new Error(`quantities must match the regular expression: ${text}`);
+  const [whole = "", fraction = ""] = number.split(".");
+  let numerator = BigInt(`${sign}${whole || "0"}${fraction}`);
+  let denominator = 10n ** BigInt(fraction.length);
+  const binary = BINARY_SUFFIXES.indexOf(suffix);
+  const exponent = binary >= 0 ? 0 : (DECIMAL_EXPONENTS[suffix] ?? Number(suffix.slice(1)));
+  if (binary >= 0) numerator *= 2n ** BigInt(10 * (binary + 1));
+  if (exponent >= 0) numerator *= 10n ** BigInt(exponent);
+  else denominator *= 10n ** BigInt(-exponent);
+  return { numerator, denominator };
+}
+
 const KUBERNETES_QUANTITY_LIBRARY = [
-  celFunc("isQuantity", [CelScalar.STRING], CelScalar.BOOL, (text) => QUANTITY.test(text)),
-  celFunc("quantity", [CelScalar.STRING], CelScalar.STRING, (text) => {
-    if (!QUANTITY.test(text)) throw new Error(`quantities must match the regular expression: ${text}`);
-    return text;
-  }),
+  celFunc("isQuantity", [CelScalar.STRING], CelScalar.BOOL, (text) => QUANTITY_GRAMMAR.test(text)),
+  celFunc("quantity", [CelScalar.STRING], CelScalar.STRING, (text) => (parseQuantity(text), text)),
   celMethod("compareTo", CelScalar.STRING, [CelScalar.STRING], CelScalar.INT, function (other) {
-    return BigInt(compareQuantities(this, other));
+    const [a, b] = [parseQuantity(this), parseQuantity(other)];
+    const difference = a.numerator * b.denominator - b.numerator * a.denominator;
+    return difference > 0n ? 1n : difference < 0n ? -1n : 0n;
   }),
+  // As an int64 without loss.
   celMethod("isInteger", CelScalar.STRING, [], CelScalar.BOOL, function () {
-    return isWholeQuantity(this);
+    const { numerator, denominator } = parseQuantity(this);
+    return numerator % denominator === 0n && numerator / denominator <= INT64_MAX && numerator / denominator >= -INT64_MAX - 1n;
   }),
 ];
 

@@ -33,6 +33,18 @@ export function readManifest() {
   return { text, documents, objects, find };
 }
 
+// Client-side `kubectl apply` keeps a copy of the whole object in an
+// annotation, written as Go writes JSON (`<`, `>`, `&`, U+2028 and U+2029
+// escaped to six bytes each), and the API server refuses more than 256 KiB of
+// annotations on one object. sync.ts counts a Namespace's the same way for a
+// rule of its own; admission.test.ts proves that the two counts agree.
+export const ANNOTATIONS_LIMIT_BYTES = 256 * 1024;
+export const CLIENT_SIDE_APPLY_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
+export function clientSideApplyCopyBytes(object: unknown): number {
+  const escaped = JSON.stringify(object).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return Buffer.byteLength(CLIENT_SIDE_APPLY_ANNOTATION) + Buffer.byteLength(escaped);
+}
+
 /** The runtime dependencies at the versions package-lock.json pins, as `name@version`. */
 export function lockedRuntimeDependencies(): string[] {
   const read = (name: string) => JSON.parse(readFileSync(`${root}/${name}`, "utf8"));
