@@ -13,6 +13,7 @@ import { describe, test } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
 import { describeObject, kubectlProcess, runE2e as run, type E2eOptions, type Kubectl } from "./e2e.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
+import { runObjects } from "./scale.ts";
 import { spawnChild, withTsx } from "./spawn-server.ts";
 
 const MUTATING = ["create", "apply", "patch", "delete", "replace", "edit", "label", "annotate", "set", "scale"];
@@ -262,6 +263,19 @@ describe("e2e: the command", () => {
       assert.match(child.output(), /ok {3}cleaned up CustomResourceDefinition projects\.agrrh\.com/);
     } finally {
       child.kill();
+    }
+  });
+});
+
+describe("scale: finds and deletes exactly what it creates", () => {
+  test("every Project npm run scale creates carries the label it selects them by, and names the run's own profile", () => {
+    const { profile, projects, selector } = runObjects("scale-abc123", 3);
+    const [key = "", value] = selector.split("=");
+    assert.equal(projects.length, 3);
+    for (const project of projects) {
+      assert.equal(project.metadata.labels[key], value, `${project.metadata.name} is found by ${selector}`);
+      assert.equal(project.spec.profile, profile.metadata.name);
+      assert.ok(project.metadata.name.startsWith("scale-abc123-"));
     }
   });
 });

@@ -25,6 +25,36 @@ const never = new AbortController().signal;
 const DEADLINE_MS = 900_000;
 const RUN_LABEL = `${GROUP}/scale-run`;
 
+/** What a run creates: its profile, and its Projects, labelled with the run so that it finds and deletes exactly those. */
+export function runObjects(run: string, count: number) {
+  const profile = {
+    apiVersion: API_VERSION,
+    kind: PROFILE.kind,
+    metadata: { name: run },
+    spec: {
+      resourceQuota: { hard: { pods: "10", "requests.cpu": "2", "requests.memory": "4Gi" } },
+      limitRange: { default: { cpu: "500m", memory: "512Mi" }, defaultRequest: { cpu: "100m", memory: "128Mi" } },
+      networkPolicy: {},
+      podSecurity: "baseline",
+    },
+  };
+  const projects = Array.from({ length: count }, (_, index) => ({
+    apiVersion: API_VERSION,
+    kind: PARENT.kind,
+    metadata: { name: `${run}-${index}`, labels: { [RUN_LABEL]: run } as Record<string, string> },
+    spec: {
+      description: "Created by test/scale.ts",
+      profile: run,
+      members: [
+        { kind: "User", name: `${run}-admin`, role: "admin" },
+        { kind: "Group", name: `${run}-devs`, role: "edit" },
+      ],
+    },
+  }));
+  return { profile, projects, selector: `${RUN_LABEL}=${run}` };
+}
+
+
 async function must(args: string[], input?: string): Promise<string> {
   const result = await kubectl(args, input, never);
   if (!result.ok) throw new Error(`kubectl ${args.join(" ")} failed:\n${result.stderr.trim()}`);
@@ -86,74 +116,51 @@ async function settledCosts(): Promise<Costs> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
-const profile = {
-  apiVersion: API_VERSION,
-  kind: PROFILE.kind,
-  metadata: { name: run },
-  spec: {
-    resourceQuota: { hard: { pods: "10", "requests.cpu": "2", "requests.memory": "4Gi" } },
-    limitRange: { default: { cpu: "500m", memory: "512Mi" }, defaultRequest: { cpu: "100m", memory: "128Mi" } },
-    networkPolicy: {},
-    podSecurity: "baseline",
-  },
-};
-
-const projects = Array.from({ length: count }, (_, index) => ({
-  apiVersion: API_VERSION,
-  kind: PARENT.kind,
-  metadata: { name: `${run}-${index}`, labels: { RUN_LABEL: run } },
-  spec: {
-    description: "Created by test/scale.ts",
-    profile: run,
-    members: [
-      { kind: "User", name: `${run}-admin`, role: "admin" },
-      { kind: "Group", name: `${run}-devs`, role: "edit" },
-    ],
-  },
-}));
-
 const quotasAt = async (pods: string) => {
   const { items } = JSON.parse(await must(["get", "resourcequotas", "--all-namespaces", "-l", `${PROFILE_LABEL}=${run}`, "-o", "json"]));
   return items.filter((item: any) => item.metadata.name === GUARDRAIL_NAMES.ResourceQuota && item.spec.hard.pods === pods).length;
 };
 
-let profileCreated = false;
-try {
-  await must(["create", "-f", "-"], stringify(profile));
-  profileCreated = true;
-  const before = await costs();
-  const started = Date.now();
-  await must(["create", "-f", "-"], stringify({ apiVersion: "v1", kind: "List", items: projects }));
-  let ready: { created: number; ready: number }[] = [];
-  await until(`${count} Projects Ready`, async () => {
-    const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", `${RUN_LABEL}=${run}`, "-o", "json"]));
-    ready = items.flatMap((item: any) => {
-      const condition = item.status?.conditions?.find((candidate: any) => candidate.type === "Ready");
-      if (condition?.status !== "True") return [];
-      return [{ created: Date.parse(item.metadata.creationTimestamp), ready: Date.parse(condition.lastTransitionTime) }];
+if (import.meta.filename === process.argv[1]) {
+  const { profile, projects, selector } = runObjects(run, count);
+  let profileCreated = false;
+  try {
+    await must(["create", "-f", "-"], stringify(profile));
+    profileCreated = true;
+    const before = await costs();
+    const started = Date.now();
+    await must(["create", "-f", "-"], stringify({ apiVersion: "v1", kind: "List", items: projects }));
+    let ready: { created: number; ready: number }[] = [];
+    await until(`${count} Projects Ready`, async () => {
+      const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", selector, "-o", "json"]));
+      ready = items.flatMap((item: any) => {
+        const condition = item.status?.conditions?.find((candidate: any) => candidate.type === "Ready");
+        if (condition?.status !== "True") return [];
+        return [{ created: Date.parse(item.metadata.creationTimestamp), ready: Date.parse(condition.lastTransitionTime) }];
+      });
+      return ready.length === count;
     });
-    return ready.length === count;
-  });
-  const allReady = (Date.now() - started) / 1000;
-  console.log(`${count} Projects, 2 members each, on profile ${run}: all Ready after ${allReady.toFixed(0)} s`);
-  console.log(`median create to Ready: ${(median(ready.map(({ created, ready: at }) => at - created)) / 1000).toFixed(0)} s (whole seconds, as Kubernetes stamps them)`);
-  // Settled: what the next edit costs starts from here.
-  const settled = await settledCosts();
-  report("creating them", before, settled);
+    const allReady = (Date.now() - started) / 1000;
+    console.log(`${count} Projects, 2 members each, on profile ${run}: all Ready after ${allReady.toFixed(0)} s`);
+    console.log(`median create to Ready: ${(median(ready.map(({ created, ready: at }) => at - created)) / 1000).toFixed(0)} s (whole seconds, as Kubernetes stamps them)`);
+    // Settled: what the next edit costs starts from here.
+    const settled = await settledCosts();
+    report("creating them", before, settled);
 
-  const edited = Date.now();
-  await must(["patch", PROFILE.plural, run, "--type=merge", "-p", '{"spec":{"resourceQuota":{"hard":{"pods":"11"}}}}']);
-  await until("every quota follows the profile", async () => (await quotasAt("11")) === count);
-  console.log(`an edit of the profile's quota reached all ${count} ResourceQuotas after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
-  await until("every Project is Ready again", async () => {
-    const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", `${RUN_LABEL}=${run}`, "-o", "json"]));
-    return items.every((item: any) => item.status?.conditions?.some((condition: any) => condition.type === "Ready" && condition.status === "True"));
-  });
-  console.log(`and every Project was Ready again after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
-  report("the edit", settled, await settledCosts());
-} finally {
-  const deleting = Date.now();
-  await kubectl(["delete", PARENT.plural, "-l", `${RUN_LABEL}=${run}`, "--wait=true", "--timeout=600s"], undefined, never);
-  if (profileCreated) await kubectl(["delete", PROFILE.plural, run], undefined, never);
-  console.log(`deleted the run's ${count} Projects and its profile in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
+    const edited = Date.now();
+    await must(["patch", PROFILE.plural, run, "--type=merge", "-p", '{"spec":{"resourceQuota":{"hard":{"pods":"11"}}}}']);
+    await until("every quota follows the profile", async () => (await quotasAt("11")) === count);
+    console.log(`an edit of the profile's quota reached all ${count} ResourceQuotas after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
+    await until("every Project is Ready again", async () => {
+      const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", selector, "-o", "json"]));
+      return items.every((item: any) => item.status?.conditions?.some((condition: any) => condition.type === "Ready" && condition.status === "True"));
+    });
+    console.log(`and every Project was Ready again after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
+    report("the edit", settled, await settledCosts());
+  } finally {
+    const deleting = Date.now();
+    await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", "--timeout=600s"], undefined, never);
+    if (profileCreated) await kubectl(["delete", PROFILE.plural, run], undefined, never);
+    console.log(`deleted the run's ${count} Projects and its profile in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
+  }
 }
