@@ -252,17 +252,12 @@ describe("manifest: the CompositeController", () => {
     assert.equal(v.safeParse(CompositeController, misspelt).success, false);
   });
 
+  // InPlace patches a changed child; the default, OnDelete, would never
+  // update it, and Recreate would delete a Namespace with all it holds.
   test("children get labelled by Metacontroller, and every kind is updated in place", () => {
     assert.equal(controller.spec.generateSelector, true);
-    assert.deepEqual(controller.spec.childResources, [
-      { apiVersion: "v1", resource: "namespaces", updateStrategy: { method: "InPlace" } },
-      { apiVersion: "v1", resource: "resourcequotas", updateStrategy: { method: "InPlace" } },
-      { apiVersion: "v1", resource: "limitranges", updateStrategy: { method: "InPlace" } },
-      { apiVersion: "networking.k8s.io/v1", resource: "networkpolicies", updateStrategy: { method: "InPlace" } },
-      { apiVersion: "rbac.authorization.k8s.io/v1", resource: "rolebindings", updateStrategy: { method: "InPlace" } },
-      { apiVersion: "rbac.authorization.k8s.io/v1", resource: "clusterroles", updateStrategy: { method: "InPlace" } },
-      { apiVersion: "rbac.authorization.k8s.io/v1", resource: "clusterrolebindings", updateStrategy: { method: "InPlace" } },
-    ]);
+    assert.ok(controller.spec.childResources.length > 0);
+    for (const { resource, updateStrategy } of controller.spec.childResources) assert.deepEqual(updateStrategy, { method: "InPlace" }, resource);
   });
 
   test("the sync webhook has an explicit timeout and the ETag cache on, with entries that expire", () => {
