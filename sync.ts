@@ -228,15 +228,18 @@ export type Namespace = {
 // costs the Project a Namespace it has (see the invariant in part 5).
 export const REFUSALS = ["InvalidName", "SpecTooLarge", "InvalidMembers", "NamespaceConflict", "ProfileNotFound", "InvalidProfile"] as const;
 export type Refusal = (typeof REFUSALS)[number];
-export type Reason =
-  | Refusal
-  | "WaitingForNamespace"
-  | "NamespaceTerminating"
-  | "NamespaceNotActive"
-  | "WaitingForGuardrails"
-  | "WaitingForRoleBindings"
-  | "RevokingUndeclaredAccess"
-  | "NamespaceActive";
+/** Every reason the Ready condition can give; docs/operating.md explains each. */
+export const REASONS = [
+  ...REFUSALS,
+  "WaitingForNamespace",
+  "NamespaceTerminating",
+  "NamespaceNotActive",
+  "WaitingForGuardrails",
+  "WaitingForRoleBindings",
+  "RevokingUndeclaredAccess",
+  "NamespaceActive",
+] as const;
+export type Reason = (typeof REASONS)[number];
 
 /** The Kubernetes condition shape, as `kubectl wait --for=condition=Ready` reads it. */
 export type ReadyCondition = {

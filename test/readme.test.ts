@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
-import { GROUP, NAMESPACE_PREFIX, ObservedChildren, PARENT } from "../sync.ts";
+import { GROUP, NAMESPACE_PREFIX, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
 import { fixture } from "./helpers.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
 import { STEADY_FIXTURE, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
@@ -153,6 +153,15 @@ describe("README", () => {
     const unnaming = [...listed].filter((path) => existsSync(new URL(`../${path}`, import.meta.url)) && !path.endsWith("/") && !naming.includes(path));
     assert.deepEqual(unnaming, [], `files listed in Make it your own that do not name the ${PARENT.kind}: nothing there to change`);
     assert.ok(naming.length > 10, `${naming.length} files found: the search works`);
+  });
+
+  test("every reason sync gives, and every field of its status, is explained in a table of the docs", () => {
+    const explained = (name: string) => new RegExp(`^\\| \`${escape(name)}\` \\|`, "m").test(documentation);
+    for (const reason of REASONS) assert.ok(explained(reason), `reason ${reason}`);
+    const { parent, children, related } = fixture("steady-sync");
+    for (const field of Object.keys(sync(parent, children, related).status)) {
+      assert.ok(explained(field === "conditions" ? "conditions[Ready]" : field), `status field ${field}`);
+    }
   });
 
   test("LICENSE is the license package.json names", () => {
