@@ -4,12 +4,13 @@
 // that applying new code rolls the pods. Every other document is kept byte for byte, comments
 // and all. manifest.test.ts fails whenever k8s.yaml is not what this would
 // write, so the code in the cluster is provably the repo's.
+import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { Scalar, parseAllDocuments, parseDocument, type YAMLMap } from "yaml";
-import { GROUP } from "../sync.ts";
+import { GROUP, VERSION } from "../sync.ts";
 
 export const MANIFEST_PATH = fileURLToPath(new URL("../k8s.yaml", import.meta.url));
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -43,6 +44,15 @@ export const CLIENT_SIDE_APPLY_ANNOTATION = "kubectl.kubernetes.io/last-applied-
 export function clientSideApplyCopyBytes(object: unknown): number {
   const escaped = JSON.stringify(object).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
   return Buffer.byteLength(CLIENT_SIDE_APPLY_ANNOTATION) + Buffer.byteLength(escaped);
+}
+
+/** Fails unless the CRD serves sync.ts's group and version under these names. */
+export function assertCrdSpells(crd: any, names: { kind: string; plural: string; singular?: string }): void {
+  assert.equal(crd.spec.group, GROUP);
+  assert.deepEqual(crd.spec.versions.map((version: any) => version.name), [VERSION]);
+  assert.equal(crd.spec.names.kind, names.kind);
+  assert.equal(crd.spec.names.plural, names.plural);
+  if (names.singular) assert.equal(crd.spec.names.singular, names.singular);
 }
 
 /** The runtime dependencies at the versions package-lock.json pins, as `name@version`. */
