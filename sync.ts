@@ -744,7 +744,7 @@ export const Members = v.pipe(
 // so every name in a list is unique. Named after the role, a RoleBinding
 // never has to change its roleRef, which Kubernetes does not allow.
 export function roleBindingNameFor(role: Role, member: Pick<Member, "kind" | "namespace">): string {
-  return `project-${role}-${subjectGroupOf(member)}`;
+  return `${PARENT.singular}-${role}-${subjectGroupOf(member)}`;
 }
 
 function subjectGroupOf({ kind, namespace }: Pick<Member, "kind" | "namespace">): string {

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
 import { describeObject, kubectlProcess, runE2e as run, type E2eOptions, type Kubectl } from "./e2e.ts";
+import { GROUP, GUARDRAIL_NAMES, NAMESPACE_PREFIX, PARENT, PROFILE } from "../sync.ts";
 import { MANIFEST_PATH } from "./manifest.ts";
 import { runObjects } from "./scale.ts";
 import { spawnChild, withTsx } from "./spawn-server.ts";
@@ -70,27 +71,37 @@ async function runE2e(rules: Rule[], options: Partial<E2eOptions> = {}) {
 const verb = (call: Call) => call.args[0] ?? "";
 const mutations = (calls: Call[]) => calls.filter((call) => MUTATING.includes(verb(call)));
 const objectsOf = (calls: Call[], which: string) => calls.filter((call) => verb(call) === which).flatMap((call) => call.objects);
-const runProject = (output: string) => /e2e run ([0-9a-f]{6}) /.exec(output)?.[1];
+const runName = (output: string) => /e2e run ([0-9a-f]{6}) /.exec(output)?.[1];
+// The names the run's kubectl calls use, from where they are defined.
+const CRD = `${PARENT.plural}.${GROUP}`;
+const CONTROLLER_NAMESPACE = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => document.toJS()).find((object) => object.kind === "Namespace").metadata.name;
 
 /**
  * Besides create and delete, only the run's own Projects and their Namespaces
  * are changed, and the CRD only where the run created it, to mark it for deletion.
  */
 function assertChangesOnlyItsOwn(calls: Call[], project: string) {
-  const createdCrd = objectsOf(calls, "create").includes("CustomResourceDefinition projects.agrrh.com");
-  const own = [`project ${project}`, `namespace proj-${project}`, `project ${project}-taken`, `project ${project}-guarded`, `projectprofile ${project}`];
+  const createdCrd = objectsOf(calls, "create").includes(`CustomResourceDefinition ${CRD}`);
+  const namespace = `${NAMESPACE_PREFIX}${project}`;
+  const own = [
+    `${PARENT.singular} ${project}`,
+    `namespace ${namespace}`,
+    `${PARENT.singular} ${project}-taken`,
+    `${PARENT.singular} ${project}-guarded`,
+    `${PROFILE.kind.toLowerCase()} ${project}`,
+  ];
   for (const call of mutations(calls)) {
     if (verb(call) === "create" || (verb(call) === "delete" && call.args[1] === "-f")) continue;
     // A server-side dry run changes nothing, even where a guard it tries is missing.
     if (call.args.includes("--dry-run=server") || call.args.some((arg) => arg.includes("?dryRun=All"))) continue;
     const target = call.args.slice(1, 3).join(" ");
-    const inOwnNamespace = call.args.join(" ").includes(`-n proj-${project} `);
+    const inOwnNamespace = call.args.join(" ").includes(`-n ${namespace} `);
     const allowed =
-      target === "crd projects.agrrh.com"
+      target === `crd ${CRD}`
         ? createdCrd && ["annotate", "patch"].includes(verb(call))
         : own.includes(target) ||
-          (target.startsWith("rolebinding project-") && inOwnNamespace) ||
-          (target === "resourcequota project-quota" && call.args.join(" ").includes(`-n proj-${project}-guarded `));
+          (target.startsWith(`rolebinding ${PARENT.singular}-`) && inOwnNamespace) ||
+          (target === `resourcequota ${GUARDRAIL_NAMES.ResourceQuota}` && call.args.join(" ").includes(`-n ${namespace}-guarded `));
     assert.ok(allowed, `kubectl ${call.args.join(" ")}`);
   }
   assert.deepEqual(calls.filter((call) => verb(call) === "apply"), [], "nothing is applied over what may be there");
@@ -101,45 +112,45 @@ describe("e2e: touches only what it creates", () => {
     // The stand-in answers every get with nothing, so step 3's annotation check fails.
     const { code, output, calls } = await runE2e([]);
     assert.equal(code, 1, output);
-    const project = `e2e-${runProject(output)}`;
-    assert.deepEqual(objectsOf(calls, "create"), [...K8S_YAML_OBJECTS, `Project ${project}`]);
-    assert.deepEqual(objectsOf(calls, "delete"), [`Project ${project}`, ...[...K8S_YAML_OBJECTS].reverse()]);
+    const project = `e2e-${runName(output)}`;
+    assert.deepEqual(objectsOf(calls, "create"), [...K8S_YAML_OBJECTS, `${PARENT.kind} ${project}`]);
+    assert.deepEqual(objectsOf(calls, "delete"), [`${PARENT.kind} ${project}`, ...[...K8S_YAML_OBJECTS].reverse()]);
     assertChangesOnlyItsOwn(calls, project);
   });
 
   test("the cleanup lifts the deletion protection of what the run created, and of nothing else", async () => {
     const { output, calls } = await runE2e([]);
-    const project = `e2e-${runProject(output)}`;
+    const project = `e2e-${runName(output)}`;
     const lifts = calls.filter((call) => ["patch", "annotate"].includes(verb(call))).map((call) => call.args.slice(0, 4).join(" "));
     assert.deepEqual(lifts, [
-      `patch project ${project} --type=merge`,
-      "annotate crd projects.agrrh.com agrrh.com/allow-deletion=true",
+      `patch ${PARENT.singular} ${project} --type=merge`,
+      `annotate crd ${CRD} ${GROUP}/allow-deletion=true`,
     ]);
     const installed = await runE2e([EVERYTHING_EXISTS]);
-    const own = `e2e-${runProject(installed.output)}`;
+    const own = `e2e-${runName(installed.output)}`;
     const lifted = installed.calls.filter((call) => ["patch", "annotate"].includes(verb(call)));
-    assert.deepEqual(lifted.map((call) => call.args.slice(0, 3).join(" ")), [`patch project ${own}`], "an installed CRD stays as it is");
+    assert.deepEqual(lifted.map((call) => call.args.slice(0, 3).join(" ")), [`patch ${PARENT.singular} ${own}`], "an installed CRD stays as it is");
   });
 
   test("each run names its Project anew", async () => {
     const [first, second] = await Promise.all([runE2e([]), runE2e([])]);
-    assert.notEqual(runProject(first.output), runProject(second.output));
+    assert.notEqual(runName(first.output), runName(second.output));
   });
 
   test("a Project of the same name that exists fails the run and is left alone", async () => {
     const { code, output, calls } = await runE2e([
-      { when: "^create -f - Project ", exit: 1, stderr: 'Error from server (AlreadyExists): projects.agrrh.com "x" already exists\n' },
+      { when: `^create -f - ${PARENT.kind} `, exit: 1, stderr: `Error from server (AlreadyExists): ${CRD} "x" already exists\n` },
     ]);
     assert.equal(code, 1);
     assert.match(output, /AlreadyExists/);
     assert.deepEqual(objectsOf(calls, "delete"), [...K8S_YAML_OBJECTS].reverse(), "only the k8s.yaml it created");
-    assert.equal(mutations(calls).filter((call) => call.objects.some((object) => object.startsWith("Project "))).length, 1);
+    assert.equal(mutations(calls).filter((call) => call.objects.some((object) => object.startsWith(`${PARENT.kind} `))).length, 1);
   });
 
   test("with WEBHOOK_URL, the CompositeController it creates calls that URL, and the in-cluster webhook is not created", async () => {
     const webhookUrl = "http://127.0.0.1:18080/sync";
     const { output, calls } = await runE2e([], { webhookUrl });
-    const created = calls.filter((call) => verb(call) === "create" && !call.objects.some((object) => object.startsWith("Project ")));
+    const created = calls.filter((call) => verb(call) === "create" && !call.objects.some((object) => object.startsWith(`${PARENT.kind} `)));
     assert.deepEqual(created.flatMap((call) => call.objects), K8S_YAML_OBJECTS.filter((object) => !IN_CLUSTER_WEBHOOK.test(object)));
     assert.equal(calls.some((call) => call.args.includes("rollout")), false, "no Deployment to wait for");
     const controller = created.find((call) => call.objects[0]?.startsWith("CompositeController "));
@@ -158,19 +169,19 @@ describe("e2e: touches only what it creates", () => {
 
   test("where k8s.yaml is installed, the run uses it as it is: none of it is created, changed or deleted", async () => {
     const { output, calls } = await runE2e([EVERYTHING_EXISTS]);
-    const project = `e2e-${runProject(output)}`;
-    assert.deepEqual(objectsOf(calls, "create"), [`Project ${project}`]);
-    assert.deepEqual(objectsOf(calls, "delete"), [`Project ${project}`]);
+    const project = `e2e-${runName(output)}`;
+    assert.deepEqual(objectsOf(calls, "create"), [`${PARENT.kind} ${project}`]);
+    assert.deepEqual(objectsOf(calls, "delete"), [`${PARENT.kind} ${project}`]);
     assertChangesOnlyItsOwn(calls, project);
     assert.match(output, /k8s\.yaml was installed before this run, so it stays as it was/);
   });
 
   test("where k8s.yaml is partly installed, the run is refused before anything is changed", async () => {
     const { code, output, calls } = await runE2e([
-      { when: "^get -f - -o name --ignore-not-found Namespace meta-project$", stdout: "namespace/meta-project\n" },
+      { when: `^get -f - -o name --ignore-not-found Namespace ${CONTROLLER_NAMESPACE}$`, stdout: `namespace/${CONTROLLER_NAMESPACE}\n` },
     ]);
     assert.equal(code, 1);
-    assert.match(output, /e2e refused: k8s\.yaml is partly installed \(Namespace meta-project exist/);
+    assert.ok(output.includes(`e2e refused: k8s.yaml is partly installed (Namespace ${CONTROLLER_NAMESPACE} exist`), output);
     assert.deepEqual(mutations(calls), []);
   });
 
@@ -181,22 +192,22 @@ describe("e2e: touches only what it creates", () => {
     }
     interrupt.abort();
     assert.equal(await code, 130, output());
-    const project = /Project (e2e-[0-9a-f]{6})/.exec(objectsOf(calls, "create").join(" "))?.[1];
-    assert.deepEqual(objectsOf(calls, "delete"), [`Project ${project}`, ...[...K8S_YAML_OBJECTS].reverse()]);
+    const project = new RegExp(`${PARENT.kind} (e2e-[0-9a-f]{6})`).exec(objectsOf(calls, "create").join(" "))?.[1];
+    assert.deepEqual(objectsOf(calls, "delete"), [`${PARENT.kind} ${project}`, ...[...K8S_YAML_OBJECTS].reverse()]);
   });
 });
 
 describe("e2e: a failure is readable in a CI log", () => {
   test("a failed step is named, with the cause, and the Project's status and events are printed before the cleanup", async () => {
     const { output } = await runE2e([
-      { when: "^get project e2e-[0-9a-f]{6} -o jsonpath=\\{\\.status\\}$", stdout: '{"conditions":[{"reason":"WaitingForNamespace"}]}' },
-      { when: "^get events ", stdout: "LAST SEEN   TYPE      REASON       OBJECT\n5s          Warning   SyncError    project/x\n" },
+      { when: `^get ${PARENT.singular} e2e-[0-9a-f]{6} -o jsonpath=\\{\\.status\\}$`, stdout: '{"conditions":[{"reason":"WaitingForNamespace"}]}' },
+      { when: "^get events ", stdout: `LAST SEEN   TYPE      REASON       OBJECT\n5s          Warning   SyncError    ${PARENT.singular}/x\n` },
     ]);
-    const project = `e2e-${runProject(output)}`;
-    assert.match(output, /step "3\. Namespace proj-e2e-[0-9a-f]{6} carries the description and license, and the guardrails of the cluster's default profile" failed: AssertionError/);
-    const status = output.indexOf(`status of Project ${project}: {"conditions":[{"reason":"WaitingForNamespace"}]}`);
-    const events = output.indexOf(`events of Project ${project}:\nLAST SEEN`);
-    const cleanup = output.indexOf(`ok   cleaned up Project ${project}`);
+    const project = `e2e-${runName(output)}`;
+    assert.match(output, /step "3\. [^"]+" failed: AssertionError/);
+    const status = output.indexOf(`status of ${PARENT.kind} ${project}: {"conditions":[{"reason":"WaitingForNamespace"}]}`);
+    const events = output.indexOf(`events of ${PARENT.kind} ${project}:\nLAST SEEN`);
+    const cleanup = output.indexOf(`ok   cleaned up ${PARENT.kind} ${project}`);
     assert.ok(status >= 0 && events > status && cleanup > events, output);
     assert.match(output, /\ne2e: 2 passed, 1 failed\n$/, "the closing line counts the steps");
   });
@@ -260,7 +271,7 @@ describe("e2e: the command", () => {
       child.process.kill("SIGINT");
       assert.equal(await child.exitCode("the e2e to clean up and exit", 30_000), 130, child.output());
       assert.match(child.output(), /interrupted: cleaning up/);
-      assert.match(child.output(), /ok {3}cleaned up CustomResourceDefinition projects\.agrrh\.com/);
+      assert.ok(child.output().includes(`ok   cleaned up CustomResourceDefinition ${CRD}`), child.output());
     } finally {
       child.kill();
     }
