@@ -6,20 +6,21 @@
 // (its exit code, Ctrl-C). What only a real cluster shows (that the steps
 // pass) is the e2e's own job, which CI runs on a local control plane.
 import assert from "node:assert/strict";
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
 import { describeObject, kubectlProcess, runE2e as run, type E2eOptions, type Kubectl } from "./e2e.ts";
 import { GROUP, GUARDRAIL_NAMES, NAMESPACE_PREFIX, PARENT, PROFILE } from "../sync.ts";
-import { MANIFEST_PATH } from "./manifest.ts";
+import { readManifest } from "./manifest.ts";
 import { runObjects } from "./scale.ts";
 import { spawnChild, withTsx } from "./spawn-server.ts";
 
 const MUTATING = ["create", "apply", "patch", "delete", "replace", "edit", "label", "annotate", "set", "scale"];
 // Every object of k8s.yaml, as the stand-in names them, in apply order.
-const K8S_YAML_OBJECTS = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => describeObject(document.toJS()));
+const manifest = readManifest();
+const K8S_YAML_OBJECTS = manifest.objects.map(describeObject);
 const IN_CLUSTER_WEBHOOK = /^(ConfigMap|Service|NetworkPolicy|PodDisruptionBudget|Deployment) /;
 
 /** How the stand-in answers a call whose args and objects, joined by spaces, match `when`; by default it succeeds silently. */
@@ -74,7 +75,7 @@ const objectsOf = (calls: Call[], which: string) => calls.filter((call) => verb(
 const runName = (output: string) => /e2e run ([0-9a-f]{6}) /.exec(output)?.[1];
 // The names the run's kubectl calls use, from where they are defined.
 const CRD = `${PARENT.plural}.${GROUP}`;
-const CONTROLLER_NAMESPACE = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => document.toJS()).find((object) => object.kind === "Namespace").metadata.name;
+const CONTROLLER_NAMESPACE = manifest.find("Namespace").metadata.name;
 
 /**
  * Besides create and delete, only the run's own Projects and their Namespaces

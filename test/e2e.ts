@@ -25,9 +25,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseAllDocuments, stringify } from "yaml";
+import { stringify } from "yaml";
 import {
   API_VERSION,
   DEFAULT_PROFILE,
@@ -41,7 +40,7 @@ import {
   PROTECTED_BY_LABEL,
   namespaceNameFor,
 } from "../sync.ts";
-import { MANIFEST_PATH } from "./manifest.ts";
+import { readManifest } from "./manifest.ts";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
 export type KubectlResult = { ok: boolean; stdout: string; stderr: string; missing?: boolean };
@@ -90,7 +89,7 @@ export const describeObject = (object: KubeObject) =>
 
 /** The objects of k8s.yaml to install: all of them, or those that stay useful with an outside webhook. */
 export function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
-  const objects: KubeObject[] = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => document.toJS());
+  const { objects } = readManifest() as { objects: KubeObject[] };
   if (!webhookUrl) return objects;
   const inCluster = ["ConfigMap", "Service", "NetworkPolicy", "PodDisruptionBudget", "Deployment"];
   return objects

@@ -4,11 +4,10 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
-import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
 import { GROUP, NAMESPACE_PREFIX, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
 import { fixture } from "./helpers.ts";
-import { MANIFEST_PATH } from "./manifest.ts";
+import { readManifest } from "./manifest.ts";
 import { STEADY_FIXTURE, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
@@ -20,6 +19,7 @@ const pages: Record<string, string> = {
 /** Everything a reader may read, for facts that may live on any page. */
 const documentation = Object.values(pages).join("\n");
 const app = createApp(readConfig({}));
+const manifest = readManifest();
 
 describe("README", () => {
   test("the steady-sync transcript shows the webhook's exact answer and ETag", async (t) => {
@@ -92,7 +92,7 @@ describe("README", () => {
     const peak = Math.max(...webhookColumn);
     assert.ok(idle > 0 && webhookColumn.length === 3, "the bench transcript is there");
     assert.ok(performance.includes(`covers the idle ${idle} MB`) && performance.includes(`the ${peak} MB peak`), "the prose quotes the transcript");
-    const deployment = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => document.toJS()).find((object) => object.kind === "Deployment");
+    const deployment = manifest.find("Deployment");
     const { requests, limits } = deployment.spec.template.spec.containers[0].resources;
     const megabytes = (quantity: string) => (Number(/^(\d+)Mi$/.exec(quantity)?.[1]) * 1024 * 1024) / 1e6;
     assert.ok(idle <= megabytes(requests.memory), `request ${requests.memory} covers ${idle} MB`);
@@ -127,12 +127,11 @@ describe("README", () => {
   // group, its Namespaces' prefix, and the install's own names in k8s.yaml and
   // package.json. Taken from where they are defined, so a copy's own names
   // are searched for without editing this test.
-  const installNames = (() => {
-    const objects = parseAllDocuments(readFileSync(MANIFEST_PATH, "utf8")).map((document) => document.toJS());
-    const nameOf = (kind: string) => objects.find((object) => object.kind === kind)?.metadata.name;
-    const { name } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
-    return [nameOf("Namespace"), nameOf("CompositeController"), name];
-  })();
+  const installNames = [
+    manifest.find("Namespace").metadata.name,
+    manifest.find("CompositeController").metadata.name,
+    JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).name,
+  ];
   const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const SPECIFIC = new RegExp([GROUP, PARENT.kind, PARENT.plural, NAMESPACE_PREFIX, ...installNames].map(escape).join("|"));
 

@@ -2,26 +2,18 @@
 // binaries), installed once into .cache/runtimes and reused by later runs.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
-import { BUNDLE_FILE } from "./manifest.ts";
+import { BUNDLE_FILE, readManifest } from "./manifest.ts";
 
 const cache = fileURLToPath(new URL("../.cache/runtimes/", import.meta.url));
 const deployedDirectory = fileURLToPath(new URL("../.cache/deployed/", import.meta.url));
 
 export type NpmRuntime = { name: string; version: string; bin: string };
 
-function deployed(kind: string) {
-  const manifest = readFileSync(new URL("../k8s.yaml", import.meta.url), "utf8");
-  return parseAllDocuments(manifest)
-    .map((document) => document.toJS())
-    .filter((object) => object.kind === kind);
-}
-
 // Node 24 is the version the Deployment's image runs, read from k8s.yaml.
 export function deployedNodeVersion(): string {
-  const image: string = deployed("Deployment")[0].spec.template.spec.containers[0].image;
+  const image: string = readManifest().find("Deployment").spec.template.spec.containers[0].image;
   const version = /^node:(\d+\.\d+\.\d+)-/.exec(image)?.[1];
   assert.ok(version, `an exact Node version in the image tag ${image}`);
   return version;
@@ -46,7 +38,7 @@ export function install(npm: NpmRuntime): string {
 /** k8s.yaml's ConfigMaps written out in one directory, as the pod's volume has them; returns the webhook's path. */
 export function deployedBundle(): string {
   mkdirSync(deployedDirectory, { recursive: true });
-  for (const { data } of deployed("ConfigMap")) {
+  for (const { data } of readManifest().objects.filter((object) => object.kind === "ConfigMap")) {
     for (const [file, text] of Object.entries<string>(data)) writeFileSync(`${deployedDirectory}${file}`, text);
   }
   return `${deployedDirectory}${BUNDLE_FILE}`;
