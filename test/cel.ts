@@ -5,8 +5,10 @@
 // `namespace`, only as `__namespace__`: plain JSON is converted the same way
 // here, so a rule that reads `self.namespace` fails here as it does there
 // (where the API server even refuses the CRD, its cost being unknowable).
-// Only objects' properties are renamed in Kubernetes; this converter renames
-// map keys too, which the manifest's rules never read by a keyword.
+// Only custom resources' properties are renamed in Kubernetes (seen on 1.36:
+// a RoleBinding subject's namespace is `s.namespace`, and `s.__namespace__`
+// is never set); this converter renames map keys too, which the manifest's
+// rules never read by a keyword.
 import { CelScalar, celFunc, celMethod, run } from "@bufbuild/cel";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -16,13 +18,13 @@ const CEL_KEYWORDS = new Set(
   "as break const continue else false for function if import in let loop package namespace null return true var void while".split(" "),
 );
 
-function toCel(value: unknown): CelInput {
-  if (Array.isArray(value)) return value.map(toCel) as CelInput;
+function toCel(value: unknown, escapeKeywords = true): CelInput {
+  if (Array.isArray(value)) return value.map((item) => toCel(item, escapeKeywords)) as CelInput;
   // A value CEL itself returned, such as a policy variable's list, is passed on as it is.
   if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) !== Object.prototype) return value as CelInput;
   if (value !== null && typeof value === "object") {
-    const escape = (key: string) => (CEL_KEYWORDS.has(key) ? `__${key}__` : key);
-    return new Map(Object.entries(value).map(([key, child]) => [escape(key), toCel(child)])) as CelInput;
+    const escape = (key: string) => (escapeKeywords && CEL_KEYWORDS.has(key) ? `__${key}__` : key);
+    return new Map(Object.entries(value).map(([key, child]) => [escape(key), toCel(child, escapeKeywords)])) as CelInput;
   }
   if (typeof value === "number" && Number.isInteger(value)) return BigInt(value) as CelInput;
   return value as CelInput;
@@ -69,7 +71,7 @@ const KUBERNETES_QUANTITY_LIBRARY = [
 ];
 
 /** The value of a CEL expression with the given variables (`self`, `oldObject`, …) bound. */
-export function evaluateCel(expression: string, variables: Record<string, Json | undefined>): unknown {
+export function evaluateCel(expression: string, variables: Record<string, Json | CelInput | undefined>): unknown {
   const bound = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, toCel(value ?? null)]));
   return run(expression, bound, { funcs: KUBERNETES_QUANTITY_LIBRARY });
 }
@@ -126,8 +128,12 @@ export function schemaErrors(schema: any, value: unknown, path = "self"): string
 export type AdmissionRequest = {
   operation: "CREATE" | "UPDATE" | "DELETE";
   resource: { group: string; resource: string };
+  /** The object's kind, as `request.kind.kind` reads it. */
+  kind?: string;
   /** The name in the request's path: empty for a collection delete, which is admitted item by item. */
   name: string;
+  /** The namespace of a namespaced object, with that Namespace's labels for a namespaceSelector and `namespaceObject`. */
+  namespace?: { name: string; labels?: Record<string, string> };
   object?: Json;
   oldObject?: Json;
   username: string;
@@ -162,9 +168,12 @@ const AUTHORIZER_CHECK =
  * policies use it: resourceRules (group, resource, operation, resourceNames
  * against the request's name), the objectSelector's matchLabels and
  * matchExpressions Exists against the object's labels (the old one on
- * DELETE), matchConditions, variables, then the validations in order.
+ * DELETE), the namespaceSelector's matchExpressions Exists against its
+ * Namespace's, matchConditions, variables, then the validations in order,
+ * with `params` the object its binding names (required where the policy
+ * declares a paramKind: its binding says Deny when none is found).
  */
-export function admit(policy: any, request: AdmissionRequest): { matched: boolean; allowed: boolean; message?: string } {
+export function admit(policy: any, request: AdmissionRequest, params?: Json): { matched: boolean; allowed: boolean; message?: string } {
   const rules: any[] = policy.spec.matchConstraints.resourceRules;
   const ruleMatches = rules.some(
     (rule) =>
@@ -174,14 +183,17 @@ export function admit(policy: any, request: AdmissionRequest): { matched: boolea
       (!rule.resourceNames || rule.resourceNames.includes(request.name)),
   );
   const labelled = (request.operation === "DELETE" ? request.oldObject : request.object) as any;
-  const labels: Record<string, string> = labelled?.metadata?.labels ?? {};
-  const selector = policy.spec.matchConstraints.objectSelector ?? {};
-  const selected =
+  const selects = (selector: any = {}, labels: Record<string, string>) =>
     Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value) &&
     (selector.matchExpressions ?? []).every(({ key, operator }: { key: string; operator: string }) => {
-      if (operator !== "Exists") throw new Error(`objectSelector operator ${operator} is not simulated`);
+      if (operator !== "Exists") throw new Error(`selector operator ${operator} is not simulated`);
       return key in labels;
     });
+  const { objectSelector, namespaceSelector } = policy.spec.matchConstraints;
+  const selected =
+    selects(objectSelector, labelled?.metadata?.labels ?? {}) &&
+    (namespaceSelector === undefined || (request.namespace !== undefined && selects(namespaceSelector, request.namespace.labels ?? {})));
+  if (policy.spec.paramKind && params === undefined) throw new Error(`${policy.metadata.name} takes params: pass its binding's`);
   const authorized = new Set(request.authorized ?? []);
   const check = (group: string, resource: string, name: string | undefined, verb: string) => {
     if (authorized.has(`${group}/${resource}/${verb}`)) return "true";
@@ -189,12 +201,26 @@ export function admit(policy: any, request: AdmissionRequest): { matched: boolea
     const names = [...authorized].filter((entry) => entry.startsWith(`${group}/${resource}/${verb}/`)).map((entry) => entry.split("/").pop());
     return `((${name}) in ${JSON.stringify(names)})`;
   };
-  const evaluate = (expression: string, variables: Record<string, Json | undefined>) =>
+  const evaluate = (expression: string, variables: Record<string, Json | CelInput | undefined>) =>
     evaluateCel(expression.replace(AUTHORIZER_CHECK, (_, group, resource, name, verb) => check(group, resource, name, verb)), variables);
-  const bound: Record<string, Json | undefined> = {
-    object: request.object ?? null,
-    oldObject: request.oldObject ?? null,
-    request: { operation: request.operation, name: request.name, userInfo: { username: request.username, groups: request.groups ?? [] } },
+  // The request is a typed object in Kubernetes, whose `namespace` is read as
+  // such, unlike an object's property of that name.
+  const requestAttributes = {
+    operation: request.operation,
+    name: request.name,
+    namespace: request.namespace?.name ?? "",
+    kind: { kind: request.kind ?? "" },
+    userInfo: { username: request.username, groups: request.groups ?? [] },
+  };
+  // Kubernetes' own kinds, from its core group or a *.k8s.io one, keep their property names.
+  const { group } = request.resource;
+  const custom = group !== "" && !group.endsWith("k8s.io");
+  const bound: Record<string, Json | CelInput | undefined> = {
+    object: toCel(request.object ?? null, custom),
+    oldObject: toCel(request.oldObject ?? null, custom),
+    request: new Map(Object.entries(requestAttributes).map(([key, value]) => [key, toCel(value)])) as CelInput,
+    namespaceObject: request.namespace ? { metadata: { name: request.namespace.name, labels: request.namespace.labels ?? {} } } : null,
+    params: params ?? null,
   };
   const conditionsHold = (policy.spec.matchConditions ?? []).every(
     ({ expression }: { expression: string }) => evaluate(expression, bound) === true,
