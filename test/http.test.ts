@@ -4,7 +4,7 @@
 // sync.ts's schemas (helpers.ts), so these tests hold for any resource.
 import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
-import { CUSTOMIZE_PATH, HEALTH_PATH, SYNC_PATH, createApp, readConfig } from "../main.ts";
+import { CUSTOMIZE_PATH, DEFAULT_BODY_LIMIT_BYTES, HEALTH_PATH, SYNC_PATH, createApp, readConfig } from "../main.ts";
 import { PARENT, REFUSALS, customize, sync, type Reason } from "../sync.ts";
 import { UNUSABLE_NAME, clock, fixture, newParentRequest } from "./helpers.ts";
 
@@ -370,11 +370,11 @@ describe("HTTP: health and logs", () => {
 });
 
 describe("HTTP: configuration", () => {
-  test("with no environment the webhook listens on 8080 on every interface, with a 1 MiB body limit", () => {
+  test("with no environment the webhook listens on 8080 on every interface, with the default body limit", () => {
     assert.deepEqual(readConfig({}), {
       port: 8080,
       host: undefined,
-      bodyLimitBytes: 1024 * 1024,
+      bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
       shutdownTimeoutSeconds: 20,
       keepAliveTimeoutSeconds: 120,
       logHealthChecks: false,
