@@ -216,8 +216,8 @@ export type Namespace = {
   kind: "Namespace";
   metadata: {
     name: string;
-    /** The Project's name under PROTECTED_BY_LABEL if it is protected; its profile's Pod Security level. */
-    labels?: Record<string, string>;
+    /** The Project's name under PROJECT_LABEL, and under PROTECTED_BY_LABEL if it is protected; its profile's Pod Security level. */
+    labels: Record<string, string>;
     /** Both, as the spec says; or, when the spec cannot be carried out, those observed. */
     annotations: Partial<NamespaceAnnotations>;
   };
@@ -234,6 +234,7 @@ export const REASONS = [
   "WaitingForNamespace",
   "NamespaceTerminating",
   "NamespaceNotActive",
+  "RemovingStrayChildren",
   "WaitingForGuardrails",
   "WaitingForRoleBindings",
   "RevokingUndeclaredAccess",
@@ -339,6 +340,11 @@ export type CustomizeResponse = { relatedResources: RelatedResourceRule[] };
 // ## 3. The rules
 
 export const DEFAULT_LICENSE = "WTFPL";
+
+// Every Namespace of a Project carries the Project's name under this label:
+// k8s.yaml's access guard finds a Project's Namespaces by it, and so does a
+// person (`kubectl get namespaces -l agrrh.com/project=<name>`).
+export const PROJECT_LABEL = `${GROUP}/${PARENT.singular}` as const;
 
 // A protected Project's Namespaces carry this label, with the Project's name
 // as its value; k8s.yaml's admission policy refuses to delete a Namespace
@@ -816,6 +822,7 @@ export function sync(
   const profile = readProfile(profileName, related, observed[name] ? name : undefined);
   const podSecurity = profile.spec ? profile.spec.podSecurity : observed[name]?.metadata?.labels?.[POD_SECURITY_LABEL];
   const labels = {
+    [PROJECT_LABEL]: parent.metadata.name,
     ...(parent.spec?.deletionProtection ? { [PROTECTED_BY_LABEL]: parent.metadata.name } : {}),
     ...(podSecurity ? { [POD_SECURITY_LABEL]: podSecurity } : {}),
   };
@@ -824,7 +831,7 @@ export function sync(
     kind: "Namespace",
     metadata: {
       name,
-      ...(Object.keys(labels).length ? { labels } : {}),
+      labels,
       annotations: {
         description: parent.spec?.description ?? "",
         license: parent.spec?.license ?? DEFAULT_LICENSE,
@@ -847,7 +854,7 @@ export function sync(
     ? namespaceActive ? guardrailsFor(name, profileName, profile.spec, children) : []
     : guardrailsAsObserved(name, children);
   const guardrailsThere = guardrails.every((guardrail) => observedGuardrail(children, name, guardrail.kind));
-  const accessGiven = Object.keys(children[ROLE_BINDINGS]).length > 0;
+  const accessGiven = Object.keys(children[ROLE_BINDINGS]).some((key) => key.startsWith(`${name}/`));
   const granted = members.success && namespaceActive && members.output.length > 0 && (guardrailsThere || accessGiven);
   const roleBindings = granted ? roleBindingsFor(name, members.output) : [];
   const readers = granted ? readersFor(parent.metadata.name, members.output) : undefined;
@@ -861,6 +868,14 @@ export function sync(
     return extra.length ? [{ binding, extra }] : [];
   });
 
+  // Metacontroller claims as this Project's child whatever carries its
+  // label, wherever it is. What lies outside the places its children belong
+  // is never asked for, and so deleted: nothing outside its own Namespace
+  // becomes the Project's (k8s.yaml's ownership guard keeps anyone but
+  // Metacontroller from labelling one; this holds if one got in before it).
+  const strays = strayChildren(children, name, parent.metadata.name);
+  const otherNamespaces = Object.keys(observed).filter((observedName) => observedName !== name);
+
   // Phase 1: the status, from what was observed. It must depend on nothing
   // else: writing it triggers another sync, and an answer that differed each
   // time would make Metacontroller loop forever. The first problem found, in
@@ -872,9 +887,10 @@ export function sync(
     (foreign ? conflictWith(name, foreign) : undefined) ??
     profile.problem ??
     namespaceNotReady(name, observed[name]) ??
+    removingStrays(name, strays) ??
     guardrailsNotReady(name, guardrails, children, members.success && members.output.length > 0 && !granted) ??
     (undeclared.length ? revoking(undeclared) : undefined) ??
-    accessOf(name, bindings, readers?.role, children);
+    accessOf(name, bindings, readers?.role, children, otherNamespaces);
   const appliedProfile = profile.spec ? profileName : guardrails.map((guardrail) => guardrail.metadata.labels[PROFILE_LABEL]).find(Boolean);
   const status: ProjectStatus = {
     namespaces: Object.keys(observed).length,
@@ -906,13 +922,12 @@ export function sync(
   // is left out, and so removed; members that break the rules get no
   // binding at all: access is withdrawn rather than guessed.
   const keptAsObserved = (observedName: string): Namespace => {
-    const keptLabels = observedName === name ? labels : protectionOnly(labels);
     return {
       apiVersion: "v1",
       kind: "Namespace",
       metadata: {
         name: observedName,
-        ...(Object.keys(keptLabels).length ? { labels: keptLabels } : {}),
+        labels: observedName === name ? labels : ownershipOnly(labels),
         annotations: ownAnnotationsOf(observed[observedName]),
       },
     };
@@ -937,10 +952,11 @@ export function sync(
   };
 }
 
-// A Namespace left from an older naming rule keeps only the protection: the
-// guardrails are the Project's own Namespace's.
-function protectionOnly(labels: Record<string, string>): Record<string, string> {
-  return labels[PROTECTED_BY_LABEL] ? { [PROTECTED_BY_LABEL]: labels[PROTECTED_BY_LABEL] } : {};
+// A Namespace left from an older naming rule keeps only whose it is and its
+// protection: the guardrails are the Project's own Namespace's.
+function ownershipOnly(labels: Record<string, string>): Record<string, string> {
+  const { [POD_SECURITY_LABEL]: _podSecurity, ...ownership } = labels;
+  return ownership;
 }
 
 type ProfileReading = { spec: ProfileSpec; problem?: undefined } | { spec?: undefined; problem: Readiness };
@@ -995,7 +1011,8 @@ function guardrailsNotReady(name: string, guardrails: Guardrail[], children: Obs
   const wanted = new Set(guardrails.map((guardrail) => `${guardrail.kind} ${guardrail.metadata.name}`));
   const leftOver = GUARDRAIL_KINDS.flatMap((kind) =>
     Object.keys(children[GUARDRAIL_GROUPS[kind]])
-      .map((key): [string, string] => [kind, key.slice(key.indexOf("/") + 1)])
+      .filter((key) => key.startsWith(`${name}/`))
+      .map((key): [string, string] => [kind, key.slice(name.length + 1)])
       .filter(([, guardrail]) => !wanted.has(`${kind} ${guardrail}`)),
   );
   if (notYet.length === 0 && leftOver.length === 0) return undefined;
@@ -1196,7 +1213,13 @@ function namespaceNotReady(name: string, namespace: ObservedChildren[typeof NAME
 // Access is in place when every binding asked for grants exactly what was
 // asked, the reader role is there, and nothing else this Project owns is left
 // to grant what was taken away.
-function accessOf(name: string, wanted: Binding[], readerRole: ClusterRole | undefined, children: ObservedChildren): Readiness {
+function accessOf(
+  name: string,
+  wanted: Binding[],
+  readerRole: ClusterRole | undefined,
+  children: ObservedChildren,
+  otherNamespaces: string[],
+): Readiness {
   const granted = (binding: ObservedChildren[typeof ROLE_BINDINGS][string] | undefined) =>
     binding ? `${binding.roleRef.name}:${(binding.subjects ?? []).map(subjectKey).sort().join(",")}` : undefined;
   const keyOf = (object: Binding | ClusterRole) =>
@@ -1214,7 +1237,8 @@ function accessOf(name: string, wanted: Binding[], readerRole: ClusterRole | und
   if (notYet.length === 0 && leftOver.length === 0) {
     const roleBindings = wanted.filter((binding) => binding.kind === "RoleBinding").map((binding) => binding.metadata.name);
     const access = roleBindings.length === 0 ? "" : `, with ${roleBindings.join(", ")} as asked`;
-    return { status: "True", reason: "NamespaceActive", message: `Namespace ${name} is Active${access}.` };
+    const kept = otherNamespaces.length === 0 ? "" : ` It also owns Namespace ${otherNamespaces.join(", ")}, kept as it is: delete it by hand once nobody needs it.`;
+    return { status: "True", reason: "NamespaceActive", message: `Namespace ${name} is Active${access}.${kept}` };
   }
   const waits = [
     ...(notYet.length ? [`${byKind(notYet.map((object) => [object.kind, object.metadata.name]))} to be as asked`] : []),
@@ -1224,6 +1248,30 @@ function accessOf(name: string, wanted: Binding[], readerRole: ClusterRole | und
     status: "False",
     reason: "WaitingForRoleBindings",
     message: `Namespace ${name} is Active; waiting for ${waits.join(", and ")}.`,
+  };
+}
+
+/** The children observed outside the places this Project's belong: its Namespace, its reader role and that role's bindings. */
+function strayChildren(children: ObservedChildren, namespace: string, project: string): [kind: string, name: string][] {
+  const reader = readerRoleNameFor(project);
+  const inNamespace = (key: string) => key.startsWith(`${namespace}/`);
+  const places: [group: string, kind: string, belongs: (key: string) => boolean][] = [
+    ...GUARDRAIL_KINDS.map((kind): [string, string, (key: string) => boolean] => [GUARDRAIL_GROUPS[kind], kind, inNamespace]),
+    [ROLE_BINDINGS, "RoleBinding", inNamespace],
+    [CLUSTER_ROLES, "ClusterRole", (key) => key === reader],
+    [CLUSTER_ROLE_BINDINGS, "ClusterRoleBinding", (key) => key.startsWith(`${reader}:`)],
+  ];
+  return places.flatMap(([group, kind, belongs]) => Object.keys(children[group] ?? {}).filter((key) => !belongs(key)).map((key): [string, string] => [kind, key]));
+}
+
+function removingStrays(namespace: string, strays: [kind: string, name: string][]): Readiness | undefined {
+  if (strays.length === 0) return undefined;
+  return {
+    status: "False",
+    reason: "RemovingStrayChildren",
+    message:
+      `${byKind(strays)} carry this Project's controller-uid label outside Namespace ${namespace} and the objects ` +
+      "that let its members read it, so they are not its children: Metacontroller deletes them.",
   };
 }
 

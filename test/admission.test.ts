@@ -29,6 +29,7 @@ import {
   QUANTITY,
   QUOTA_RESOURCES,
   PROTECTED_BY_LABEL,
+  PROJECT_LABEL,
   ROLES,
   COUNTED_RESOURCES,
   asGoJson,
@@ -52,7 +53,19 @@ const defaultProfile = find(PROFILE.kind, DEFAULT_PROFILE);
 const projectPolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-deletion-protection`);
 const crdPolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-crd-deletion-protection`);
 const namespacePolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-namespace-deletion-protection`);
+const ownershipPolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-ownership`);
+const accessPolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-namespace-access`);
 const projectVersion = crd.spec.versions.find((version: any) => version.name === VERSION);
+
+/** The object a policy's binding hands it as `params`, as the API server looks it up. */
+function paramsOf(policy: any): any {
+  const binding = find("ValidatingAdmissionPolicyBinding", policy.metadata.name);
+  const { name, namespace } = binding.spec.paramRef;
+  const params = find(policy.spec.paramKind.kind, name);
+  assert.equal(params.metadata.namespace, namespace);
+  return params;
+}
+const trusted = find("ConfigMap", "trusted-controllers").data as Record<string, string>;
 const projectSchema = projectVersion.schema.openAPIV3Schema;
 
 /** A DELETE as the API server admits it: by name, or item by item for a collection delete, whose request names none. */
@@ -343,11 +356,13 @@ describe("admission: the status sync writes survives pruning", () => {
     });
   }
 
-  test("kubectl get projects shows the Namespace, License, Members, the Profile applied, Protected, Ready and Age", () => {
+  test("kubectl get projects shows the Namespace, License, Members, the Profile applied, Protected, Ready, the Generation against the one Observed, and Age", () => {
     assert.deepEqual(
       projectVersion.additionalPrinterColumns.map((column: any) => column.name),
-      ["Namespace", "License", "Members", "Profile", "Protected", "Ready", "Age"],
+      ["Namespace", "License", "Members", "Profile", "Protected", "Ready", "Generation", "Observed", "Age"],
     );
+    const path = (name: string) => projectVersion.additionalPrinterColumns.find((column: any) => column.name === name).jsonPath;
+    assert.deepEqual([path("Generation"), path("Observed")], [".metadata.generation", ".status.observedGeneration"]);
     const profile = projectVersion.additionalPrinterColumns.find((column: any) => column.name === "Profile");
     assert.equal(profile.jsonPath, ".status.profile", "the profile applied, not the one asked for");
     assert.deepEqual(projectVersion.subresources, { status: {} });
@@ -359,7 +374,7 @@ describe("admission: a protected Project's Namespace", () => {
   const answer = sync(project("shop", { spec: { deletionProtection: true } }), namespaces(), related(), clock("2026-11-30T00:00:00Z"));
   const labelled = { ...namespaceIn(answer), metadata: { ...namespaceIn(answer)?.metadata, uid: "u", ownerReferences: [{ kind: "Project", name: "shop" }] } };
   const namespaceDelete = (oldObject: any, options?: { collection?: boolean; username?: string }) =>
-    admit(namespacePolicy, deleting("", "namespaces", oldObject, options));
+    admit(namespacePolicy, deleting("", "namespaces", oldObject, options), paramsOf(namespacePolicy));
 
   test("is refused to a person, also by a collection delete, naming the Project and the patch that lifts its protection", () => {
     for (const collection of [false, true]) {
@@ -371,9 +386,10 @@ describe("admission: a protected Project's Namespace", () => {
   });
 
   test("goes when the garbage collector deletes it, its Project gone, as its own ServiceAccount or as the controller manager", () => {
-    for (const username of ["system:serviceaccount:kube-system:generic-garbage-collector", "system:kube-controller-manager"]) {
+    for (const username of [trusted["garbage-collector"], trusted["controller-manager"]]) {
       assert.equal(namespaceDelete(labelled, { username }).allowed, true, username);
     }
+    assert.equal(namespaceDelete(labelled, { username: trusted["metacontroller"] }).allowed, false, "Metacontroller never deletes it");
   });
 
   test("already terminating, a delete goes through: it changes nothing, and the guard never holds it in Terminating", () => {
@@ -408,7 +424,7 @@ describe("admission: self-service Projects", () => {
     { object, oldObject }: { object?: any; oldObject?: any },
     who: { username: string; groups?: string[] } = dana,
     authorized: string[] = mayRequest,
-  ) => admit(policy, { operation, resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject, ...who, authorized });
+  ) => admit(policy, { operation, resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject, ...who, authorized }, paramsOf(policy));
 
   test("a developer creates a Project in which they are an admin, as a User, through a Group, or as a ServiceAccount", () => {
     assert.equal(asked("CREATE", { object: shop([{ kind: "User", name: "dana", role: "admin" }]) }).allowed, true);
@@ -465,10 +481,40 @@ describe("admission: self-service Projects", () => {
     assert.equal(asked("CREATE", { object: forTheTeam }, platform).allowed, false, "without the verb");
   });
 
-  test("a Project already being deleted can lose its finalizers, whoever removes them", () => {
-    const deleting = { ...shop([]), metadata: { name: "shop", deletionTimestamp: "2026-11-30T00:00:00Z", finalizers: ["foregroundDeletion"] } };
-    const gc = { username: "system:serviceaccount:kube-system:generic-garbage-collector" };
-    assert.equal(asked("UPDATE", { object: { ...deleting, metadata: { ...deleting.metadata, finalizers: [] } }, oldObject: deleting }, gc).allowed, true);
+  describe("a Project being deleted", () => {
+    const METACONTROLLER_FINALIZER = "metacontroller.io/compositecontroller-controller-project";
+    const OTHER_FINALIZER = "backup.example.com/before-delete";
+    const held = (finalizers: string[], spec: Record<string, unknown> = { members: [{ kind: "User", name: "dana", role: "admin" }] }) =>
+      ({ ...project("shop", { spec }), metadata: { name: "shop", deletionTimestamp: "2026-11-30T00:00:00Z", finalizers } }) as any;
+    const all = held(["foregroundDeletion", METACONTROLLER_FINALIZER, OTHER_FINALIZER]);
+    const without = (finalizer: string) => held(all.metadata.finalizers.filter((name: string) => name !== finalizer));
+    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+
+    test("loses each finalizer only to whoever holds it: Metacontroller's to Metacontroller, the garbage collector's to it, any other to an administer holder", () => {
+      const metacontroller = { username: trusted["metacontroller"] ?? "" };
+      const collector = { username: trusted["garbage-collector"] ?? "" };
+      assert.equal(asked("UPDATE", { object: without(METACONTROLLER_FINALIZER), oldObject: all }, metacontroller).allowed, true);
+      assert.equal(asked("UPDATE", { object: without("foregroundDeletion"), oldObject: all }, collector).allowed, true);
+      assert.equal(asked("UPDATE", { object: without("foregroundDeletion"), oldObject: all }, metacontroller).allowed, false, "Metacontroller takes the collector's");
+      assert.equal(asked("UPDATE", { object: without(METACONTROLLER_FINALIZER), oldObject: all }, collector).allowed, false, "the collector takes Metacontroller's");
+      assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, collector).allowed, false, "the collector takes another's");
+      assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, { username: "pat" }, administers).allowed, true, "an administer holder");
+    });
+
+    test("cannot be rewritten or held back, not even by its admin members, and the refusal says what may change", () => {
+      const rewritten = held(all.metadata.finalizers, { members: [{ kind: "User", name: "mallory", role: "admin" }] });
+      const refusal = asked("UPDATE", { object: rewritten, oldObject: all }, { username: "mallory" });
+      assert.equal(refusal.allowed, false, "a non-member rewrites the spec");
+      assert.match(String(refusal.message), /^Project shop is being deleted: only its finalizers may change now, each removed by whoever holds it/);
+      assert.equal(asked("UPDATE", { object: rewritten, oldObject: all }).allowed, false, "its admin rewrites the spec");
+      assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }).allowed, false, "its admin removes another controller's finalizer");
+      assert.equal(asked("UPDATE", { object: held([...all.metadata.finalizers, "hold.example.com/forever"]), oldObject: all }).allowed, false, "its admin adds a finalizer");
+      const relabelled = { ...all, metadata: { ...all.metadata, labels: { team: "x" } } };
+      assert.equal(asked("UPDATE", { object: relabelled, oldObject: all }).allowed, false, "its admin relabels it");
+      const annotated = { ...all, metadata: { ...all.metadata, annotations: { note: "x" } } };
+      assert.equal(asked("UPDATE", { object: annotated, oldObject: all }).allowed, false, "its admin annotates it");
+      assert.equal(asked("UPDATE", { object: rewritten, oldObject: all }, { username: "pat" }, administers).allowed, true, "an administer holder may");
+    });
   });
 
   test("the status Metacontroller writes is not the policy's: it matches the Project itself, not its status subresource", () => {
@@ -499,8 +545,20 @@ describe("admission: self-service Projects", () => {
     assert.equal(asked("UPDATE", { object: given, oldObject: withProfile(DEFAULT_PROFILE) }).allowed, false, "switching to large");
     const renamed = { ...given, spec: { ...given.spec, description: "renamed" } };
     assert.equal(asked("UPDATE", { object: renamed, oldObject: given }).allowed, true, "changing something else of a Project on large");
-    assert.equal(asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: given }).allowed, true, "back to default");
     assert.equal(asked("DELETE", { oldObject: given }).allowed, true, "deleting it");
+  });
+
+  test("an admin member cannot leave a profile an admin assigned, and is told who can move the Project", () => {
+    const restricted = withProfile("restricted");
+    const left = asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: restricted });
+    assert.equal(left.allowed, false, "back to default");
+    assert.equal(
+      left.message,
+      "Project shop is on ProjectProfile restricted, which a cluster admin assigned: leaving it takes the verb use on it, which dana does not have. Ask a cluster admin to move the Project.",
+    );
+    assert.equal(asked("UPDATE", { object: withProfile(undefined), oldObject: restricted }).allowed, false, "by removing spec.profile");
+    assert.equal(asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: restricted }, dana, [...mayRequest, "agrrh.com/projectprofiles/use/restricted"]).allowed, true, "with use on it");
+    assert.equal(asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: withProfile(undefined) }).allowed, true, "naming the default it had");
   });
 
   test("a profile an admin opens with the verb use, to some or to all, may be chosen by them", () => {
@@ -519,5 +577,194 @@ describe("admission: self-service Projects", () => {
     const bindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === policy.metadata.name);
     assert.deepEqual(bindings.map((binding) => binding.spec.validationActions), [["Deny"]]);
     assert.equal(policy.spec.failurePolicy, "Fail");
+  });
+});
+
+describe("admission: a Project's objects are Metacontroller's", () => {
+  const controller = find("CompositeController");
+  const OWNER_LABEL = "controller-uid";
+  // A Project's NetworkPolicy as Metacontroller stores it: its label and owner reference.
+  const isolation = {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: {
+      name: "project-isolation",
+      namespace: "proj-shop",
+      labels: { [OWNER_LABEL]: "uid-of-shop" },
+      ownerReferences: [{ apiVersion: API_VERSION, kind: PARENT.kind, name: "shop", uid: "uid-of-shop", controller: true }],
+    },
+    spec: { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: {} }] }] },
+  };
+  const unlabelled = (object: any) => ({ ...object, metadata: { ...object.metadata, labels: {} } });
+  const write = (
+    operation: AdmissionRequest["operation"],
+    { object, oldObject }: { object?: any; oldObject?: any },
+    username = "mallory",
+    authorized: string[] = [],
+    resource = { group: "networking.k8s.io", resource: "networkpolicies" },
+  ) =>
+    admit(
+      ownershipPolicy,
+      { operation, resource, kind: (object ?? oldObject).kind, name: (object ?? oldObject).metadata.name, object, oldObject, username, authorized, namespace: { name: "proj-shop" } },
+      paramsOf(ownershipPolicy),
+    );
+
+  test("a developer cannot plant an object labelled with another Project's uid, and is told whose objects these are", () => {
+    const planted = { ...isolation, metadata: { name: "planted", namespace: "proj-mine", labels: { [OWNER_LABEL]: "uid-of-shop" }, annotations: { x: "<".repeat(1000) } } };
+    const { allowed, message } = write("CREATE", { object: planted });
+    assert.equal(allowed, false);
+    assert.equal(
+      message,
+      "NetworkPolicy proj-shop/planted carries a Project's controller-uid label or owner reference, before or after this change, so only " +
+        "Metacontroller may write it, and mallory may not. Change the Project instead; Metacontroller makes its objects match.",
+    );
+  });
+
+  test("a member cannot detach a child by removing its label, edit it, annotate it, or delete it", () => {
+    assert.equal(write("UPDATE", { object: unlabelled(isolation), oldObject: isolation }).allowed, false, "label removed");
+    const opened = { ...isolation, spec: { ...isolation.spec, ingress: [{}] } };
+    assert.equal(write("UPDATE", { object: opened, oldObject: isolation }).allowed, false, "ingress opened");
+    const annotated = { ...isolation, metadata: { ...isolation.metadata, annotations: { big: "<".repeat(1000) } } };
+    assert.equal(write("UPDATE", { object: annotated, oldObject: isolation }).allowed, false, "annotated");
+    assert.equal(write("DELETE", { oldObject: isolation }).allowed, false, "deleted");
+    const adopted = { ...unlabelled(isolation), metadata: { ...unlabelled(isolation).metadata, ownerReferences: isolation.metadata.ownerReferences } };
+    assert.equal(write("UPDATE", { object: adopted, oldObject: unlabelled(adopted) }).allowed, false, "an owner reference to a Project alone");
+  });
+
+  test("the trusted controllers write them: Metacontroller, the garbage collector, the namespace controller", () => {
+    for (const username of Object.values(trusted)) {
+      assert.equal(write("UPDATE", { object: unlabelled(isolation), oldObject: isolation }, username).allowed, true, username);
+      assert.equal(write("DELETE", { oldObject: isolation }, username).allowed, true, username);
+    }
+  });
+
+  test("a holder of administer may mend one by hand", () => {
+    assert.equal(write("UPDATE", { object: isolation, oldObject: isolation }, "pat", ["agrrh.com/projects/administer"]).allowed, true);
+  });
+
+  test("objects that carry no Project's ownership stay free to their owners", () => {
+    const own = unlabelled({ ...isolation, metadata: { name: "mine", namespace: "proj-shop" } });
+    assert.equal(write("CREATE", { object: own }).allowed, true);
+    assert.equal(write("UPDATE", { object: own, oldObject: own }).allowed, true);
+    assert.equal(write("DELETE", { oldObject: own }).allowed, true);
+    const others = { ...own, metadata: { ...own.metadata, ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: "u" }] } };
+    assert.equal(write("DELETE", { oldObject: others }).allowed, true, "owned by something else");
+  });
+
+  test("it guards exactly the kinds the CompositeController owns, and not their status subresources", () => {
+    const guarded = ownershipPolicy.spec.matchConstraints.resourceRules.flatMap((rule: any) =>
+      rule.resources.map((resource: string) => `${rule.apiGroups[0] ? `${rule.apiGroups[0]}/` : ""}${resource}`),
+    );
+    const owned = controller.spec.childResources.map((child: any) => `${child.apiVersion.includes("/") ? `${child.apiVersion.split("/")[0]}/` : ""}${child.resource}`);
+    assert.deepEqual([...guarded].sort(), [...owned].sort());
+    for (const rule of ownershipPolicy.spec.matchConstraints.resourceRules) {
+      assert.deepEqual(rule.operations, ["CREATE", "UPDATE", "DELETE"]);
+      assert.ok(rule.resources.every((resource: string) => !resource.includes("/")), "no subresource");
+    }
+    for (const child of controller.spec.childResources) {
+      const resource = { group: child.apiVersion.includes("/") ? child.apiVersion.split("/")[0] : "", resource: child.resource };
+      assert.equal(write("DELETE", { oldObject: isolation }, "mallory", [], resource).allowed, false, child.resource);
+    }
+  });
+});
+
+describe("admission: access in a Project's Namespace is spec.members", () => {
+  // A Namespace as sync labels it.
+  const projectNamespace = namespaceIn(sync(project("shop"), namespaces(), related(), clock("2026-11-30T00:00:00Z")));
+  const binding = (subjects: any[]) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "mine", namespace: "proj-shop" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
+    subjects,
+  });
+  const bind = (subjects: any[], { username = "dana", authorized = [] as string[], labels = projectNamespace?.metadata.labels } = {}) =>
+    admit(
+      accessPolicy,
+      {
+        operation: "CREATE",
+        resource: { group: "rbac.authorization.k8s.io", resource: "rolebindings" },
+        kind: "RoleBinding",
+        name: "mine",
+        object: binding(subjects),
+        username,
+        authorized,
+        namespace: { name: "proj-shop", ...(labels ? { labels } : {}) },
+      },
+      paramsOf(accessPolicy),
+    );
+  const everyone = { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" };
+
+  test("an admin member cannot bind the Namespace to system:authenticated, and is sent to spec.members", () => {
+    const { allowed, message } = bind([everyone]);
+    assert.equal(allowed, false);
+    assert.equal(
+      message,
+      "Namespace proj-shop is Project shop's, where access is what its spec.members declare: a RoleBinding here may grant only this " +
+        "Namespace's own ServiceAccounts (kind ServiceAccount in namespace proj-shop, or Group system:serviceaccounts:proj-shop). " +
+        "Add people to the Project's spec.members instead.",
+    );
+  });
+
+  test("nor a User, themselves included, another Group, or a ServiceAccount of another namespace: none of that would go with their removal", () => {
+    for (const subject of [
+      { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "dana" },
+      { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "developers" },
+      { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts:proj-other" },
+      { kind: "ServiceAccount", name: "deployer", namespace: "proj-other" },
+      { kind: "ServiceAccount", name: "deployer" },
+    ]) {
+      assert.equal(bind([subject]).allowed, false, JSON.stringify(subject));
+      assert.equal(bind([{ kind: "ServiceAccount", name: "ok", namespace: "proj-shop" }, subject]).allowed, false, `beside one allowed: ${JSON.stringify(subject)}`);
+    }
+  });
+
+  test("the Namespace's own ServiceAccounts may be bound, one by one or all together, for its workloads", () => {
+    assert.equal(bind([{ kind: "ServiceAccount", name: "deployer", namespace: "proj-shop" }]).allowed, true);
+    assert.equal(bind([{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts:proj-shop" }]).allowed, true);
+  });
+
+  test("Metacontroller binds the members, and an administer holder anyone", () => {
+    assert.equal(bind([everyone], { username: trusted["metacontroller"] }).allowed, true);
+    assert.equal(bind([everyone], { username: "pat", authorized: ["agrrh.com/projects/administer"] }).allowed, true);
+  });
+
+  test("it holds in every Namespace sync labels as a Project's, and nowhere else", () => {
+    assert.deepEqual(accessPolicy.spec.matchConstraints.namespaceSelector.matchExpressions, [{ key: PROJECT_LABEL, operator: "Exists" }]);
+    assert.ok(JSON.stringify(accessPolicy.spec.validations).includes(`labels['${PROJECT_LABEL}']`));
+    assert.equal(bind([everyone], { labels: { "kubernetes.io/metadata.name": "team-x" } }).matched, false);
+  });
+});
+
+describe("admission: whom the guards trust", () => {
+  const guards = objects.filter((object) => object.kind === "ValidatingAdmissionPolicy" && object.spec.paramKind);
+
+  test("every guard that trusts a controller reads it from the one ConfigMap, bound to deny when it is missing", () => {
+    assert.deepEqual(
+      guards.map((policy) => policy.metadata.name).sort(),
+      [accessPolicy, namespacePolicy, ownershipPolicy, find("ValidatingAdmissionPolicy", `${crd.metadata.name}-self-service`)].map((policy) => policy.metadata.name).sort(),
+    );
+    for (const policy of guards) {
+      assert.deepEqual(find("ValidatingAdmissionPolicyBinding", policy.metadata.name).spec.paramRef, {
+        name: "trusted-controllers",
+        namespace: find("Namespace").metadata.name,
+        parameterNotFoundAction: "Deny",
+      });
+    }
+  });
+
+  test("no policy names a controller's identity itself", () => {
+    for (const policy of objects.filter((object) => object.kind === "ValidatingAdmissionPolicy")) {
+      assert.doesNotMatch(JSON.stringify(policy.spec), /system:serviceaccount:[a-z]|system:kube-controller-manager/, policy.metadata.name);
+    }
+  });
+
+  test("Metacontroller is named as its official install runs it, and so are the controller manager's controllers", () => {
+    assert.deepEqual(trusted, {
+      metacontroller: "system:serviceaccount:metacontroller:metacontroller",
+      "garbage-collector": "system:serviceaccount:kube-system:generic-garbage-collector",
+      "namespace-controller": "system:serviceaccount:kube-system:namespace-controller",
+      "controller-manager": "system:kube-controller-manager",
+    });
   });
 });

@@ -40,7 +40,7 @@ import {
   PROTECTED_BY_LABEL,
   namespaceNameFor,
 } from "../sync.ts";
-import { readManifest } from "./manifest.ts";
+import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
 export type KubectlResult = { ok: boolean; stdout: string; stderr: string; missing?: boolean };
@@ -91,9 +91,11 @@ export const describeObject = (object: KubeObject) =>
 export function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
   const { objects } = readManifest() as { objects: KubeObject[] };
   if (!webhookUrl) return objects;
-  const inCluster = ["ConfigMap", "Service", "NetworkPolicy", "PodDisruptionBudget", "Deployment"];
+  const inCluster = ["Service", "NetworkPolicy", "PodDisruptionBudget", "Deployment"];
+  const holdsTheWebhook = (object: KubeObject) =>
+    object.kind === "ConfigMap" && [BUNDLE_FILE, DEPENDENCIES_FILE].some((file) => file in ((object["data"] as object | undefined) ?? {}));
   return objects
-    .filter((object) => !inCluster.includes(object.kind))
+    .filter((object) => !inCluster.includes(object.kind) && !holdsTheWebhook(object))
     .map((object) => {
       if (object.kind !== "CompositeController") return object;
       const controller = structuredClone(object) as any;

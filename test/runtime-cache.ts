@@ -38,8 +38,11 @@ export function install(npm: NpmRuntime): string {
 /** k8s.yaml's ConfigMaps written out in one directory, as the pod's volume has them; returns the webhook's path. */
 export function deployedBundle(): string {
   mkdirSync(deployedDirectory, { recursive: true });
-  for (const { data } of readManifest().objects.filter((object) => object.kind === "ConfigMap")) {
-    for (const [file, text] of Object.entries<string>(data)) writeFileSync(`${deployedDirectory}${file}`, text);
+  // The ConfigMaps the pod mounts, as its Deployment names them.
+  const { find } = readManifest();
+  const sources: { configMap: { name: string } }[] = find("Deployment").spec.template.spec.volumes.flatMap((volume: any) => volume.projected?.sources ?? []);
+  for (const name of sources.map((source) => source.configMap.name)) {
+    for (const [file, text] of Object.entries<string>(find("ConfigMap", name).data)) writeFileSync(`${deployedDirectory}${file}`, text);
   }
   return `${deployedDirectory}${BUNDLE_FILE}`;
 }

@@ -13,6 +13,7 @@ import {
   MAX_MEMBERS,
   NAMESPACES,
   PROTECTED_BY_LABEL,
+  PROJECT_LABEL,
   ROLE_BINDINGS,
   REFUSALS,
   annotationBytes,
@@ -64,7 +65,7 @@ describe("sync: the desired Namespace", () => {
       {
         apiVersion: "v1",
         kind: "Namespace",
-        metadata: { name: "proj-test", annotations: { description: "Test project", license: "MIT" } },
+        metadata: { name: "proj-test", labels: { [PROJECT_LABEL]: "test" }, annotations: { description: "Test project", license: "MIT" } },
       },
     ]);
   });
@@ -103,15 +104,17 @@ describe("sync: the desired Namespace", () => {
     children[NAMESPACES]["proj-old-name"]!.metadata = { name: "proj-old-name", annotations: { license: "GPL", owner: "ops" } };
     const answer = sync(project("test"), children, related(), at);
     assert.deepEqual(answer.children.slice(1), [
-      { apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-old-name", annotations: { license: "GPL" } } },
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-old-name", labels: { [PROJECT_LABEL]: "test" }, annotations: { license: "GPL" } } },
     ]);
     assert.equal(answer.status.namespaces, 2);
+    assert.match(ready(answer).message, / It also owns Namespace proj-old-name, kept as it is: delete it by hand once nobody needs it\.$/);
   });
 
-  test("only apiVersion, kind, name and annotations are set: Metacontroller adds the labels and owner", () => {
+  test("only apiVersion, kind, name, the Project's label and annotations are set: Metacontroller adds its own label and the owner", () => {
     const namespace = namespaceIn(sync(project("test"), namespaces(), related(), at));
     assert.deepEqual(Object.keys(namespace ?? {}), ["apiVersion", "kind", "metadata"]);
-    assert.deepEqual(Object.keys(namespace?.metadata ?? {}), ["name", "annotations"]);
+    assert.deepEqual(Object.keys(namespace?.metadata ?? {}), ["name", "labels", "annotations"]);
+    assert.deepEqual(namespace?.metadata.labels, { [PROJECT_LABEL]: "test" });
   });
 });
 
@@ -170,7 +173,7 @@ describe("sync: annotations the API server would refuse", () => {
   test("the count is every annotation key and value, Metacontroller's key and its JSON copy, and 256 bytes for its label", () => {
     const namespace = namespaceIn(sync(project("a", { spec: { description: "d", license: "MIT" } }), namespaces(), related(), at));
     assert.ok(namespace);
-    const copy = '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"proj-a","annotations":{"description":"d","license":"MIT"}}}';
+    const copy = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"proj-a","labels":{"${PROJECT_LABEL}":"a"},"annotations":{"description":"d","license":"MIT"}}}`;
     const expected =
       "metacontroller.k8s.io/last-applied-configuration".length + copy.length + 256 + "description".length + 1 + "license".length + 3;
     assert.equal(annotationBytes(namespace), expected);
@@ -200,7 +203,7 @@ describe("sync: annotations the API server would refuse", () => {
 
   test("annotations of exactly 256 KiB get their Namespace; one byte more does not", () => {
     const bytesFor = (description: string) =>
-      annotationBytes({ apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-big", annotations: { description, license: "MIT" } } });
+      annotationBytes({ apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-big", labels: { [PROJECT_LABEL]: "big" }, annotations: { description, license: "MIT" } } });
     const room = ANNOTATIONS_MAX_BYTES - bytesFor("");
     // "x" costs 2 bytes and '"' costs 3: together they reach any count.
     const exactly = '"'.repeat(room % 2) + "x".repeat((room - 3 * (room % 2)) / 2);
@@ -628,7 +631,7 @@ describe("sync: guardrails from the Project's profile", () => {
 
   test("the Namespace enforces the profile's Pod Security level from its creation", () => {
     const answer = sync(shop(), namespaces(), profiles(), at);
-    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [POD_SECURITY_LABEL]: "baseline" });
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline" });
     assert.deepEqual(kinds(answer), ["Namespace proj-shop"], "no guardrail before the Namespace is Active");
   });
 
@@ -641,7 +644,7 @@ describe("sync: guardrails from the Project's profile", () => {
   test("an empty profile asks for no guardrail and no Pod Security label", () => {
     const answer = sync(shop(), active(), profiles({}), at);
     assert.deepEqual(kinds(answer), ["Namespace proj-shop"]);
-    assert.equal(namespaceIn(answer)?.metadata.labels, undefined);
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop" });
   });
 
   test("members get access only once the guardrails are in place, so that nothing they run escapes them", () => {
@@ -743,7 +746,11 @@ describe("sync: guardrails from the Project's profile", () => {
     const answer = sync(shop({ members: dana, description: "changed" }), observed, related({}, {}), at);
     assert.equal(ready(answer).reason, "ProfileNotFound");
     assert.match(ready(answer).message, /^ProjectProfile default does not exist, so Namespace proj-shop keeps the guardrails it has/);
-    assert.deepEqual(namespaceIn(answer)?.metadata, { name: "proj-shop", labels: { [POD_SECURITY_LABEL]: "baseline" }, annotations: { description: "", license: "WTFPL" } });
+    assert.deepEqual(namespaceIn(answer)?.metadata, {
+      name: "proj-shop",
+      labels: { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline" },
+      annotations: { description: "", license: "WTFPL" },
+    });
     assert.equal(quotaIn(answer)?.spec.hard["pods"], "7", "as observed, not as any profile says");
     assert.deepEqual(kinds(answer).slice(1, 4), ["ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
     assert.deepEqual(roleBindingsIn(answer).map((binding) => binding.metadata.name), ["project-admin-users"], "access is not the profile's");
@@ -786,13 +793,13 @@ describe("sync: guardrails from the Project's profile", () => {
 describe("sync: deletion protection", () => {
   test("a protected Project's Namespace carries its name under the protection label", () => {
     const answer = sync(project("shop", { spec: { deletionProtection: true } }), namespaces(), related(), at);
-    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROTECTED_BY_LABEL]: "shop" });
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop", [PROTECTED_BY_LABEL]: "shop" });
   });
 
-  test("an unprotected Project's Namespace asks for no label, so the one it had is removed", () => {
+  test("an unprotected Project's Namespace asks for no protection label, so the one it had is removed", () => {
     for (const deletionProtection of [false, null, undefined]) {
       const answer = sync(project("shop", { spec: { deletionProtection } }), namespaces({ "proj-shop": "Active" }), related(), at);
-      assert.equal(namespaceIn(answer)?.metadata.labels, undefined);
+      assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop" });
     }
   });
 
@@ -800,7 +807,7 @@ describe("sync: deletion protection", () => {
     const spec = { description: "a".repeat(140_000), deletionProtection: true };
     const answer = sync(project("big", { spec }), namespaces({ "proj-big": "Active" }), related(), at);
     assert.equal(ready(answer).reason, "SpecTooLarge");
-    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROTECTED_BY_LABEL]: "big" });
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "big", [PROTECTED_BY_LABEL]: "big" });
   });
 });
 
