@@ -647,6 +647,118 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, "--timeout=60s"]);
       if (created.includes(keep)) created.splice(created.indexOf(keep), 1);
     });
+
+    // A hostile tenant: each step is an attack on the cluster's guards, as
+    // a developer with only the requester role (or a member of a Project)
+    // would try it, and asserts that it fails. SELF_SERVED is the
+    // attacker's own Project (DEVELOPER its admin, TEAMMATE an edit member);
+    // the team's Project of step 11 is the victim.
+    const VICTIM = `e2e-${RUN}-team`;
+    const ATTACKER_NAMESPACE = namespaceNameFor(SELF_SERVED);
+    const OWNERSHIP_REFUSAL = /carries a Project's controller-uid label or owner reference, before or after this change, so only Metacontroller may write it/;
+    const refusedAs = async (user: string, args: string[], input?: string) => {
+      const result = await kubectl([...args, ...asDeveloper(user)], input);
+      assert.equal(result.ok, false, `kubectl ${args.join(" ")} as ${user} was admitted`);
+      return result.stderr.trim();
+    };
+    await step(`25. a developer cannot plant an object labelled with Project ${VICTIM}'s uid to freeze its syncs; ${VICTIM} keeps syncing`, async () => {
+      const uid = await must(["get", PARENT.singular, VICTIM, "-o", "jsonpath={.metadata.uid}"]);
+      const planted: KubeObject = {
+        apiVersion: "networking.k8s.io/v1",
+        kind: "NetworkPolicy",
+        metadata: { name: `e2e-${RUN}-planted`, namespace: ATTACKER_NAMESPACE, labels: { "controller-uid": uid }, annotations: { filler: "<".repeat(100_000) } } as KubeObject["metadata"],
+        spec: { podSelector: {} },
+      };
+      const refusal = await refusedAs(DEVELOPER, ["create", "-f", "-"], stringify(planted));
+      assert.match(refusal, OWNERSHIP_REFUSAL);
+      log(`     (${refusal.split("\n")[0]?.slice(0, 400)})`);
+      await must(["patch", PARENT.singular, VICTIM, "--type=merge", "-p", '{"spec":{"description":"still syncing"}}']);
+      await waitForReady(VICTIM);
+    });
+
+    await step(`26. members cannot detach ${ATTACKER_NAMESPACE}'s objects from their Project by removing its label`, async () => {
+      const isolation = await refusedAs(TEAMMATE, ["label", "networkpolicy", GUARDRAIL_NAMES.NetworkPolicy, "-n", ATTACKER_NAMESPACE, "controller-uid-"]);
+      assert.match(isolation, OWNERSHIP_REFUSAL);
+      log(`     (${isolation.slice(0, 400)})`);
+      const binding = await refusedAs(DEVELOPER, ["label", "rolebinding", "project-admin-users", "-n", ATTACKER_NAMESPACE, "controller-uid-"]);
+      assert.match(binding, OWNERSHIP_REFUSAL);
+      assert.match(await refusedAs(TEAMMATE, ["annotate", "networkpolicy", GUARDRAIL_NAMES.NetworkPolicy, "-n", ATTACKER_NAMESPACE, `filler=${"<".repeat(1000)}`]), OWNERSHIP_REFUSAL);
+      assert.match(await refusedAs(DEVELOPER, ["delete", "rolebinding", "project-admin-users", "-n", ATTACKER_NAMESPACE]), OWNERSHIP_REFUSAL);
+      assert.ok((await kubectl(["get", "networkpolicy", GUARDRAIL_NAMES.NetworkPolicy, "-n", ATTACKER_NAMESPACE, "-o", "jsonpath={.metadata.labels.controller-uid}"])).stdout.trim() !== "");
+    });
+
+    // The largest Project the CRD admits, every character one Go's JSON
+    // writes as six bytes, then grown by an annotation to about what etcd
+    // stores: its sync request is over 2 MiB, which the webhook answers.
+    const LARGEST = `e2e-${RUN}-largest`;
+    await step(`27. the largest legal Project, ${LARGEST}, gets its Namespace and access: its every sync is answered`, async () => {
+      const members = Array.from({ length: 100 }, (_, index) => ({
+        kind: index % 2 ? "Group" : "User",
+        name: `${"<".repeat(250)}${String(index).padStart(3, "0")}`,
+        role: ["admin", "edit", "view"][index % 3] ?? "view",
+      }));
+      const largest: KubeObject = {
+        ...project(LARGEST, "<".repeat(256)),
+        metadata: { name: LARGEST, annotations: { filler: "<".repeat(200_000) } } as KubeObject["metadata"],
+        spec: { description: "<".repeat(16_384), license: "<".repeat(256), members },
+      };
+      await create(largest);
+      await waitForReady(LARGEST);
+      const generations = await must(["get", PARENT.singular, LARGEST, "-o", 'jsonpath={.metadata.generation} {.status.conditions[?(@.type=="Ready")].observedGeneration}']);
+      const [generation, observed] = generations.split(" ");
+      assert.equal(observed, generation, "Ready answers the current generation");
+      const stored = (await must(["get", PARENT.singular, LARGEST, "-o", "json"])).length;
+      log(`     (the Project is ${stored} bytes as kubectl prints it; the webhook answered its sync)`);
+      assert.equal((await must(["get", "rolebindings", "-n", namespaceNameFor(LARGEST), "-o", "name"])).trim().split("\n").length, 6);
+    });
+
+    await step(`28. an admin member cannot give ${ATTACKER_NAMESPACE} to system:authenticated, or keep access past spec.members; the Namespace's own ServiceAccounts may be bound`, async () => {
+      const everyone = await refusedAs(DEVELOPER, ["create", "rolebinding", "everyone", "--clusterrole=admin", "--group=system:authenticated", "-n", ATTACKER_NAMESPACE]);
+      assert.match(everyone, new RegExp(`Namespace ${ATTACKER_NAMESPACE} is Project ${SELF_SERVED}'s, where access is what its spec.members declare`));
+      log(`     (${everyone.slice(0, 400)})`);
+      const themselves = await refusedAs(DEVELOPER, ["create", "rolebinding", "mine", "--clusterrole=admin", `--user=${DEVELOPER}`, "-n", ATTACKER_NAMESPACE]);
+      assert.match(themselves, /a RoleBinding here may grant only this\s+Namespace's own ServiceAccounts/);
+      const elsewhere = await refusedAs(DEVELOPER, ["create", "rolebinding", "theirs", "--clusterrole=admin", `--serviceaccount=${NAMESPACE}:robot`, "-n", ATTACKER_NAMESPACE]);
+      assert.match(elsewhere, /a RoleBinding here may grant only/);
+      const workload: KubeObject = {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: `e2e-${RUN}-workload`, namespace: ATTACKER_NAMESPACE },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+        subjects: [{ kind: "ServiceAccount", name: "default", namespace: ATTACKER_NAMESPACE }],
+      };
+      await must(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(workload));
+      created.push(workload);
+    });
+
+    await step(`29. an admin member cannot move ${SELF_SERVED} off the profile a cluster admin assigned`, async () => {
+      await must(["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", JSON.stringify({ spec: { profile: RUN_PROFILE } })]);
+      const left = await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", JSON.stringify({ spec: { profile: DEFAULT_PROFILE } })]);
+      assert.match(left, new RegExp(`Project ${SELF_SERVED} is on ProjectProfile ${RUN_PROFILE}, which\\s+a cluster admin assigned: leaving it takes the verb use on it`));
+      log(`     (${left.slice(0, 400)})`);
+      await must(["wait", `--for=jsonpath={.status.profile}=${RUN_PROFILE}`, `${PARENT.singular}/${SELF_SERVED}`, `--timeout=${TIMEOUT}`]);
+    });
+
+    await step(`30. while ${SELF_SERVED} is being deleted, nobody rewrites it or removes another's finalizer but a holder of administer`, async () => {
+      const hold = `${GROUP}/e2e-hold`;
+      const release = ["patch", PARENT.singular, SELF_SERVED, "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]'];
+      await must(["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", JSON.stringify({ metadata: { finalizers: [hold] } })]);
+      try {
+        await must(["delete", PARENT.singular, SELF_SERVED, "--wait=false", ...asDeveloper(DEVELOPER)]);
+        const rewrite = JSON.stringify({ spec: { members: [{ kind: "User", name: OUTSIDER, role: "admin" }] } });
+        const rewritten = await refusedAs(OUTSIDER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", rewrite]);
+        assert.match(rewritten, new RegExp(`Project ${SELF_SERVED} is being deleted: only its finalizers may change now`));
+        log(`     (${rewritten.slice(0, 400)})`);
+        await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", rewrite]);
+        assert.match(await refusedAs(DEVELOPER, release), /is being deleted: only its finalizers may change now/);
+      } catch (failure) {
+        await kubectl(release); // so that the cleanup's delete does not wait on it
+        throw failure;
+      }
+      // The cluster admin, who holds administer, may.
+      await must(release);
+      await must(["wait", "--for=delete", `${PARENT.singular}/${SELF_SERVED}`, `--timeout=${TIMEOUT}`]);
+    });
   } catch (failure) {
     if (failure instanceof Skip) {
       if (options.requireCluster) {
