@@ -668,6 +668,8 @@ export const MEMBER_RULES = {
     "a User or Group named system:... stands for everyone or for the cluster itself; name a ServiceAccount " +
     "as kind ServiceAccount, or all of one namespace's as Group system:serviceaccounts:<namespace>",
   most: `a Project has at most ${MAX_MEMBERS} members`,
+  ownServiceAccount:
+    "a ServiceAccount of the Project's own Namespace is at most an edit member: every edit member there can act as it",
 } as const;
 
 const Member = v.pipe(
@@ -740,6 +742,24 @@ export const Members = v.pipe(
     });
   }),
 );
+
+// Kubernetes lets an edit member act as any ServiceAccount of the Namespace
+// (impersonate it, or run a Pod as it), so one of those as an admin member
+// would make every edit member an admin of the Project, able to rewrite or
+// delete it. ServiceAccounts of other namespaces are the Project's admins'
+// to trust.
+function membersIn(namespace: string) {
+  return v.pipe(
+    Members,
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      dataset.value.forEach((member, index) => {
+        if (member.kind !== "ServiceAccount" || member.namespace !== namespace || member.role !== "admin") return;
+        addIssue({ message: MEMBER_RULES.ownServiceAccount, path: [{ type: "array", origin: "value", input: dataset.value, key: index, value: member }] });
+      });
+    }),
+  );
+}
 
 // One RoleBinding per role and kind of subject, and per namespace for
 // ServiceAccounts. Metacontroller merges a list whose items all have a
@@ -843,7 +863,7 @@ export function sync(
   // Namespace someone else made: Metacontroller would never adopt it, and we
   // never ask it to change or delete it.
   const foreign = observed[name] ? undefined : related[NAMESPACES]?.[name];
-  const members = v.safeParse(Members, parent.spec?.members ?? []);
+  const members = v.safeParse(membersIn(name), parent.spec?.members ?? []);
   // Guardrails and RoleBindings go only into the Project's own Namespace,
   // once it is there and Active: never into someone else's, nor into one
   // being deleted. Members get access once the guardrails are there, so that
@@ -1011,8 +1031,7 @@ function guardrailsNotReady(name: string, guardrails: Guardrail[], children: Obs
   const wanted = new Set(guardrails.map((guardrail) => `${guardrail.kind} ${guardrail.metadata.name}`));
   const leftOver = GUARDRAIL_KINDS.flatMap((kind) =>
     Object.keys(children[GUARDRAIL_GROUPS[kind]])
-      .filter((key) => key.startsWith(`${name}/`))
-      .map((key): [string, string] => [kind, key.slice(name.length + 1)])
+      .map((key): [string, string] => [kind, key.slice(key.indexOf("/") + 1)])
       .filter(([, guardrail]) => !wanted.has(`${kind} ${guardrail}`)),
   );
   if (notYet.length === 0 && leftOver.length === 0) return undefined;

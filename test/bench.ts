@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { SYNC_PATH } from "../main.ts";
 import { fixture, markdownTable } from "./helpers.ts";
+import { largestLegalRequest } from "./largest-request.ts";
 import { deployedBundle, deployedNodeVersion, install } from "./runtime-cache.ts";
 import { spawnServer, withTsx, type Server } from "./spawn-server.ts";
 
@@ -40,6 +41,8 @@ const fixtures = {
   "first sync": JSON.stringify(fixture("first-sync")),
   "steady sync": JSON.stringify(fixture("steady-sync")),
   "large parent": JSON.stringify(largeRequest()),
+  // The most Metacontroller can send, which the body limit is sized from.
+  "largest legal request": largestLegalRequest().body,
 };
 
 // Node 24 as deployed, from the npm registry; tsx on the machine's Node if that cannot be had.

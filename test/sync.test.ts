@@ -1014,3 +1014,74 @@ describe("sync: input", () => {
     });
   }
 });
+
+describe("sync: nothing outside its own places is the Project's", () => {
+  const dana = [{ kind: "User", name: "dana", role: "admin" }];
+  const shop = () => project("shop", { spec: { members: dana } });
+  const team = related({}, { default: { networkPolicy: {}, podSecurity: "baseline" } });
+  const settled = () => {
+    let children = namespaces({ "proj-shop": "Active" });
+    for (let round = 0; round < 3; round += 1) {
+      const answer = sync(shop(), children, team, at);
+      children = withObserved(namespaces({ "proj-shop": "Active" }), answer.children.filter((child) => child.kind !== "Namespace") as any);
+    }
+    return children;
+  };
+  const isolation = (namespace: string) => ({
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: { name: "project-isolation", namespace, labels: { [PROFILE_LABEL]: "default" } },
+    spec: { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: {} }] }] },
+  });
+  const planted = (children: ObservedChildren, objects: any[]) => withObserved(children, objects);
+
+  test("settled, a Project with one admin is Ready, and asks for no object outside its Namespace but its reader role and bindings", () => {
+    const answer = sync(shop(), settled(), team, at);
+    assert.equal(ready(answer).reason, "NamespaceActive", ready(answer).message);
+  });
+
+  test("an object labelled as the Project's in another Namespace is named as a stray and left out, so Metacontroller deletes it", () => {
+    const children = planted(settled(), [isolation("proj-other")]);
+    const answer = sync(shop(), children, team, at);
+    assert.deepEqual(verdict(answer), {
+      status: "False",
+      reason: "RemovingStrayChildren",
+      message:
+        "NetworkPolicy proj-other/project-isolation carry this Project's controller-uid label outside Namespace proj-shop and the objects " +
+        "that let its members read it, so they are not its children: Metacontroller deletes them.",
+    });
+    assert.ok(!answer.children.some((child) => "namespace" in child.metadata && child.metadata.namespace === "proj-other"), "not asked for");
+    assert.deepEqual(answer.children, sync(shop(), settled(), team, at).children, "the same children as without it");
+  });
+
+  test("a ClusterRole or ClusterRoleBinding labelled as the Project's, but not its reader role or one of its bindings, is a stray", () => {
+    const role = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "cluster-admin-copy" }, rules: [] };
+    const binding = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "projects.agrrh.com:shop:readerx" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [],
+    };
+    for (const stray of [role, binding]) {
+      const answer = sync(shop(), planted(settled(), [stray as any]), team, at);
+      assert.equal(ready(answer).reason, "RemovingStrayChildren", stray.kind);
+      assert.match(ready(answer).message, new RegExp(`^${stray.kind} ${stray.metadata.name.replaceAll(".", "\\.")} carry`));
+    }
+  });
+
+  test("a RoleBinding labelled as the Project's in another Namespace is no access given: members still wait for the guardrails", () => {
+    const elsewhere = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "project-admin-users", namespace: "proj-other" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" }, subjects: [] };
+    const answer = sync(shop(), planted(namespaces({ "proj-shop": "Active" }), [elsewhere as any]), team, at);
+    assert.deepEqual(roleBindingsIn(answer), [], "no access before the guardrails are there");
+  });
+
+  test("a Namespace it owns under another name keeps whose it is and its protection, not its profile's Pod Security level", () => {
+    const children = namespaces({ "proj-shop": "Active", "proj-old-name": "Active" });
+    const protectedShop = project("shop", { spec: { deletionProtection: true } });
+    const answer = sync(protectedShop, children, team, at);
+    const old = answer.children.find((child) => child.metadata.name === "proj-old-name") as Namespace;
+    assert.deepEqual(old.metadata.labels, { [PROJECT_LABEL]: "shop", [PROTECTED_BY_LABEL]: "shop" });
+    assert.equal(namespaceIn(answer)?.metadata.labels[POD_SECURITY_LABEL], "baseline", "its own Namespace has it");
+  });
+});
