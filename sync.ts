@@ -318,7 +318,7 @@ export type ProjectStatus = {
   namespaces: number;
   /** How many members the spec lists. */
   members: number;
-  /** The Namespace this Project's name gives it; absent when it cannot have one. */
+  /** The Namespace this Project's name gives it; absent when it cannot have one, or someone else's has that name. */
   namespace?: string;
   /** The ProjectProfile whose guardrails the Namespace gets; while that cannot be read, the one it kept. */
   profile?: string;
@@ -915,7 +915,8 @@ export function sync(
   const status: ProjectStatus = {
     namespaces: Object.keys(observed).length,
     members: parent.spec?.members?.length ?? 0,
-    ...(refusal && !observed[name] ? {} : { namespace: name }),
+    // Named only where it is, or can become, this Project's: never one that is someone else's.
+    ...((refusal || foreign) && !observed[name] ? {} : { namespace: name }),
     ...(appliedProfile ? { profile: appliedProfile } : {}),
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     conditions: [

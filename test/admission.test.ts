@@ -486,8 +486,26 @@ describe("admission: self-service Projects", () => {
     assert.equal(refusal.message, "Only an admin member of Project shop may change or delete it, and erin is none. Ask one of its admins to add you to spec.members.");
     assert.equal(asked("DELETE", { oldObject: danasShop }, erin).allowed, false, "erin deletes it");
     assert.equal(asked("UPDATE", { object: joined, oldObject: danasShop }).allowed, true, "dana adds erin");
-    assert.equal(asked("UPDATE", { object: shop([]), oldObject: danasShop }).allowed, true, "dana leaves");
+    const handedOver = shop([{ kind: "User", name: "erin", role: "admin" }]);
+    assert.equal(asked("UPDATE", { object: handedOver, oldObject: joined }).allowed, true, "dana leaves erin in charge");
     assert.equal(asked("DELETE", { oldObject: danasShop }).allowed, true, "dana deletes it");
+  });
+
+  test("the last admin cannot leave a Project without an admin, and is told how to hand it over; deleting it stays theirs", () => {
+    const danasShop = shop([{ kind: "User", name: "dana", role: "admin" }, { kind: "User", name: "erin", role: "view" }]);
+    for (const members of [[], [{ kind: "User", name: "erin", role: "view" }], [{ kind: "User", name: "dana", role: "edit" }]]) {
+      const left = asked("UPDATE", { object: shop(members), oldObject: danasShop });
+      assert.equal(left.allowed, false, JSON.stringify(members));
+      assert.equal(
+        left.message,
+        "Project shop would have no admin member left, and then only a cluster admin could change or delete it. Hand it over first: " +
+          "add another admin to spec.members, then remove yourself; or delete the Project.",
+      );
+    }
+    assert.equal(asked("UPDATE", { object: shop([{ kind: "Group", name: "shop-admins", role: "admin" }]), oldObject: danasShop }).allowed, true, "to a Group of admins");
+    assert.equal(asked("DELETE", { oldObject: danasShop }).allowed, true, "deleting it");
+    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+    assert.equal(asked("UPDATE", { object: shop([]), oldObject: danasShop }, { username: "pat" }, administers).allowed, true, "a holder of administer");
   });
 
   test("whoever may administer projects, as cluster-admin may through *, creates and changes Projects for others", () => {

@@ -250,7 +250,7 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
       },
     );
     assert.equal(answer.status.namespaces, 0);
-    assert.equal(answer.status.namespace, "proj-test");
+    assert.equal(answer.status.namespace, undefined, "kubectl get projects names no Namespace that is someone else's");
   });
 
   test("the taken Namespace is not asked for, so Metacontroller neither changes it nor keeps failing to create it", () => {
