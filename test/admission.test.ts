@@ -51,7 +51,7 @@ const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
 const profileCrd = find("CustomResourceDefinition", `${PROFILE.plural}.${GROUP}`);
 const defaultProfile = find(PROFILE.kind, DEFAULT_PROFILE);
 const projectPolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-deletion-protection`);
-const crdPolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-crd-deletion-protection`);
+const installPolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-install-protection`);
 const namespacePolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-namespace-deletion-protection`);
 const ownershipPolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-ownership`);
 const accessPolicy = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-namespace-access`);
@@ -69,12 +69,18 @@ const trusted = find("ConfigMap", "trusted-controllers").data as Record<string, 
 const projectSchema = projectVersion.schema.openAPIV3Schema;
 
 /** A DELETE as the API server admits it: by name, or item by item for a collection delete, whose request names none. */
-const deleting = (group: string, resource: string, oldObject: any, { collection = false, username = "alice" } = {}): AdmissionRequest => ({
+const deleting = (
+  group: string,
+  resource: string,
+  oldObject: any,
+  { collection = false, username = "alice", namespace = undefined as AdmissionRequest["namespace"] } = {},
+): AdmissionRequest => ({
   operation: "DELETE",
   resource: { group, resource },
   name: collection ? "" : oldObject.metadata.name,
   oldObject,
   username,
+  ...(namespace ? { namespace } : {}),
 });
 
 describe("admission: the names sync.ts owns", () => {
@@ -152,18 +158,25 @@ describe("admission: the CRD and sync judge members alike", () => {
     });
   }
 
-  test("admission and sync agree that a ServiceAccount of the Project's own Namespace is at most an edit member, as every edit member can act as it", () => {
+  test("the self-service policy and sync agree that a ServiceAccount of the Project's own Namespace is at most an edit member, as every edit member can act as it", () => {
     const withMember = (namespace: string, role: string) =>
       project("shop", { spec: { members: [{ kind: "User", name: "dana", role: "admin" }, { kind: "ServiceAccount", namespace, name: "deployer", role }] } });
+    const selfService = find("ValidatingAdmissionPolicy", `${crd.metadata.name}-self-service`);
     const judged = (namespace: string, role: string) => {
-      const admission = schemaErrors(projectSchema, withMember(namespace, role));
+      const object = withMember(namespace, role) as any;
+      const decision = admit(
+        selfService,
+        { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "shop", object, username: "pat", authorized: ["agrrh.com/projects/administer", "agrrh.com/projectprofiles/use"] },
+        paramsOf(selfService),
+      );
+      const admission = decision.allowed ? [] : [String(decision.message)];
       const answer = sync(withMember(namespace, role), namespaces({ "proj-shop": "Active" }), related(), clock("2026-11-30T00:00:00Z"));
       const reason = answer.status.conditions[0]?.reason;
-      assert.equal(admission.length === 0, reason !== "InvalidMembers", `CRD: ${admission.join("; ")}; sync: ${reason}`);
+      assert.equal(admission.length === 0, reason !== "InvalidMembers", `policy: ${admission.join("; ")}; sync: ${reason}`);
       return { admission, message: answer.status.conditions[0]?.message ?? "" };
     };
     const refused = judged("proj-shop", "admin");
-    assert.deepEqual(refused.admission, [`self: ${MEMBER_RULES.ownServiceAccount}`]);
+    assert.deepEqual(refused.admission, [MEMBER_RULES.ownServiceAccount], "refused even to a holder of administer");
     assert.equal(refused.message, `spec.members[1]: ${MEMBER_RULES.ownServiceAccount}. Until that is fixed, no member has access.`);
     for (const [namespace, role] of [["proj-shop", "edit"], ["proj-shop", "view"], ["ci", "admin"], ["proj-other", "admin"]] as const) {
       assert.deepEqual(judged(namespace, role).admission, [], `${role} in ${namespace}`);
@@ -286,32 +299,55 @@ describe("admission: deletion protection", () => {
     assert.equal(column?.jsonPath, ".spec.deletionProtection");
   });
 
-  test("the CRD cannot be deleted, which would delete every Project, until it is annotated for it", () => {
-    const { allowed, message } = onDelete(crdPolicy, crd);
-    assert.equal(allowed, false);
-    const annotate = /kubectl annotate crd (\S+) (\S+)=(\S+)$/.exec(String(message));
+  const installDelete = (group: string, resource: string, object: any, options?: Parameters<typeof deleting>[3]) =>
+    admit(installPolicy, deleting(group, resource, object, options));
+  // The command each refusal ends with, applied to the object as `kubectl annotate` would.
+  const annotatedAsTold = (object: any, message: unknown) => {
+    const annotate = / (\S+)=(true)$/.exec(String(message));
     assert.ok(annotate, String(message));
-    const [, name, key = "", value = ""] = annotate;
-    assert.equal(name, crd.metadata.name);
-    const marked = { ...crd, metadata: { ...crd.metadata, annotations: { other: "x", [key]: value } } };
-    assert.equal(onDelete(crdPolicy, marked).allowed, true);
-    const otherValue = { ...crd, metadata: { ...crd.metadata, annotations: { [key]: "yes" } } };
-    assert.equal(onDelete(crdPolicy, otherValue).allowed, false);
+    return { ...object, metadata: { ...object.metadata, annotations: { other: "x", [annotate[1] ?? ""]: annotate[2] } } };
+  };
+  const controllerNamespace = find("Namespace");
+  const trustedConfigMap = find("ConfigMap", "trusted-controllers");
+  const inControllerNamespace = { namespace: { name: controllerNamespace.metadata.name } };
+  const kept = [
+    { what: "the Project CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: crd, says: /^Deleting CustomResourceDefinition projects\.agrrh\.com deletes every Project and every proj- Namespace/, command: `kubectl annotate crd ${crd.metadata.name} ` },
+    { what: "the profile CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: profileCrd, says: /deletes every ProjectProfile: every Project then says ProfileNotFound/, command: `kubectl annotate crd ${profileCrd.metadata.name} ` },
+    { what: "a ProjectProfile", group: GROUP, resource: PROFILE.plural, object: { ...defaultProfile, metadata: { name: "large" } }, says: /^Deleting ProjectProfile large leaves every Project that names it ProfileNotFound: their Namespaces keep the guardrails they have/, command: "kubectl annotate projectprofile large " },
+    { what: "the install's Namespace", group: "", resource: "namespaces", object: controllerNamespace, says: /^Namespace meta-project holds the webhook and whom the guards trust/, command: "kubectl annotate namespace meta-project " },
+    { what: "the ConfigMap of whom the guards trust", group: "", resource: "configmaps", object: trustedConfigMap, says: /^ConfigMap meta-project\/trusted-controllers names whom the guards trust/, command: "kubectl annotate -n meta-project configmap trusted-controllers ", options: inControllerNamespace },
+  ];
+  for (const { what, group, resource, object, says, command, options } of kept) {
+    test(`a stray delete of ${what} is refused, also as a collection, saying what it would do and how to go ahead; annotated as told, it goes`, () => {
+      for (const collection of [false, true]) {
+        const { allowed, message } = installDelete(group, resource, object, { ...options, collection });
+        assert.equal(allowed, false, collection ? "a collection delete" : "a delete by name");
+        assert.match(String(message), says);
+        assert.ok(String(message).endsWith(`If that is what you want, first run: ${command}agrrh.com/allow-deletion=true`), String(message));
+        assert.equal(installDelete(group, resource, annotatedAsTold(object, message), options).allowed, true);
+      }
+      const otherValue = { ...object, metadata: { ...object.metadata, annotations: { "agrrh.com/allow-deletion": "yes" } } };
+      assert.equal(installDelete(group, resource, otherValue, options).allowed, false, "another value");
+    });
+  }
+
+  test("the ConfigMap of whom the guards trust goes with its Namespace, once that is deliberately deleted", () => {
+    const terminating = { namespace: { name: controllerNamespace.metadata.name, deletionTimestamp: "2026-11-30T00:00:00Z" } };
+    assert.equal(installDelete("", "configmaps", trustedConfigMap, terminating).allowed, true);
   });
 
-  const crdDelete = (object: any, options?: { collection?: boolean }) =>
-    admit(crdPolicy, deleting("apiextensions.k8s.io", "customresourcedefinitions", object, options));
-
-  test("the CRD guard holds for a collection delete too, and lets every other CRD go", () => {
-    for (const collection of [false, true]) {
-      assert.deepEqual(
-        { ...crdDelete(crd, { collection }), message: undefined },
-        { matched: true, allowed: false, message: undefined },
-        collection ? "a collection delete" : "a delete by name",
-      );
-    }
+  test("every other CRD, Namespace and ConfigMap may go", () => {
     const other = { ...crd, metadata: { name: "compositecontrollers.metacontroller.k8s.io" } };
-    assert.equal(crdDelete(other, { collection: true }).matched, false);
+    assert.equal(installDelete("apiextensions.k8s.io", "customresourcedefinitions", other, { collection: true }).matched, false);
+    assert.equal(installDelete("", "namespaces", { metadata: { name: "team-x" } }).matched, false);
+    assert.equal(installDelete("", "configmaps", { metadata: { name: "trusted-controllers", namespace: "team-x" } }, { namespace: { name: "team-x" } }).matched, false);
+    assert.equal(installDelete("", "configmaps", { metadata: { name: "other", namespace: "meta-project" } }, inControllerNamespace).matched, false);
+  });
+
+  test("every admission policy and binding carries the finalizer the deliberate uninstall removes, so that a stray delete leaves them enforcing", () => {
+    const guards = objects.filter((object) => object.kind.startsWith("ValidatingAdmissionPolicy"));
+    assert.ok(guards.length >= 12);
+    for (const guard of guards) assert.deepEqual(guard.metadata.finalizers, ["agrrh.com/uninstall-deliberately"], guard.metadata.name);
   });
 
   test("the Project guard holds for a collection delete of Projects", () => {
@@ -327,7 +363,7 @@ describe("admission: deletion protection", () => {
   });
 
   test("each policy is bound once, to deny, and refuses when it cannot be evaluated", () => {
-    for (const policy of [projectPolicy, crdPolicy, namespacePolicy]) {
+    for (const policy of [projectPolicy, installPolicy, namespacePolicy]) {
       const bindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === policy.metadata.name);
       assert.equal(bindings.length, 1, policy.metadata.name);
       assert.deepEqual(bindings[0].spec.validationActions, ["Deny"]);
@@ -337,7 +373,7 @@ describe("admission: deletion protection", () => {
 
   test("the policies come after the CRD, so that kubectl delete -f k8s.yaml meets the guard before removing it", () => {
     const index = (object: unknown) => objects.indexOf(object);
-    assert.ok(index(crd) < index(crdPolicy) && index(crd) < index(projectPolicy));
+    assert.ok(index(crd) < index(installPolicy) && index(crd) < index(projectPolicy));
   });
 });
 

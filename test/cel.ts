@@ -133,7 +133,7 @@ export type AdmissionRequest = {
   /** The name in the request's path: empty for a collection delete, which is admitted item by item. */
   name: string;
   /** The namespace of a namespaced object, with that Namespace's labels for a namespaceSelector and `namespaceObject`. */
-  namespace?: { name: string; labels?: Record<string, string> };
+  namespace?: { name: string; labels?: Record<string, string>; deletionTimestamp?: string };
   object?: Json;
   oldObject?: Json;
   username: string;
@@ -207,6 +207,7 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json): { 
   // such, unlike an object's property of that name.
   const requestAttributes = {
     operation: request.operation,
+    resource: request.resource,
     name: request.name,
     namespace: request.namespace?.name ?? "",
     kind: { kind: request.kind ?? "" },
@@ -219,7 +220,7 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json): { 
     object: toCel(request.object ?? null, custom),
     oldObject: toCel(request.oldObject ?? null, custom),
     request: new Map(Object.entries(requestAttributes).map(([key, value]) => [key, toCel(value)])) as CelInput,
-    namespaceObject: request.namespace ? { metadata: { name: request.namespace.name, labels: request.namespace.labels ?? {} } } : null,
+    namespaceObject: request.namespace ? { metadata: { labels: {}, ...request.namespace } } : null,
     params: params ?? null,
   };
   const conditionsHold = (policy.spec.matchConditions ?? []).every(

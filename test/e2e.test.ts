@@ -100,8 +100,14 @@ function assertChangesOnlyItsOwn(calls: Call[], project: string) {
     `${PARENT.singular} ${project}-guarded`,
     `${PROFILE.kind.toLowerCase()} ${project}`,
   ];
+  const createdObjects = objectsOf(calls, "create");
   for (const call of mutations(calls)) {
     if (verb(call) === "create" || (verb(call) === "delete" && call.args[1] === "-f")) continue;
+    // Lifting a guard, as the deliberate uninstall does, from what the run created.
+    if (call.args[1] === "-f") {
+      assert.ok(call.objects.length > 0 && call.objects.every((object) => createdObjects.includes(object)), `kubectl ${call.args.join(" ")} ${call.objects.join(", ")}`);
+      continue;
+    }
     // A server-side dry run changes nothing, even where a guard it tries is missing.
     if (call.args.includes("--dry-run=server") || call.args.some((arg) => arg.includes("?dryRun=All"))) continue;
     const target = call.args.slice(1, 3).join(" ");
@@ -128,18 +134,28 @@ describe("e2e: touches only what it creates", () => {
     assertChangesOnlyItsOwn(calls, project);
   });
 
-  test("the cleanup lifts the deletion protection of what the run created, and of nothing else", async () => {
+  test("the cleanup lifts the deletion protection of what the run created, and of nothing else, as the deliberate uninstall does", async () => {
     const { output, calls } = await runE2e([]);
     const project = `e2e-${runName(output)}`;
-    const lifts = calls.filter((call) => ["patch", "annotate"].includes(verb(call))).map((call) => call.args.slice(0, 4).join(" "));
-    assert.deepEqual(lifts, [
-      `patch ${PARENT.singular} ${project} --type=merge`,
-      `annotate crd ${CRD} ${GROUP}/allow-deletion=true`,
-    ]);
+    const lifts = calls.filter((call) => ["patch", "annotate"].includes(verb(call))).map((call) => `${verb(call)} ${call.objects[0] ?? call.args.slice(1, 3).join(" ")}`);
+    // Newest first: the Project, then k8s.yaml backwards.
+    const guarded = [...manifest.objects].reverse().flatMap((object) => {
+      if (object.kind.startsWith("ValidatingAdmissionPolicy")) return [`patch ${describeObject(object)}`];
+      const kept =
+        ["CustomResourceDefinition", PROFILE.kind].includes(object.kind) ||
+        (object.kind === "Namespace" && object.metadata.name === CONTROLLER_NAMESPACE) ||
+        (object.kind === "ConfigMap" && object.metadata.name === "trusted-controllers");
+      return kept ? [`annotate ${describeObject(object)}`] : [];
+    });
+    assert.deepEqual(lifts, [`patch ${PARENT.singular} ${project}`, ...guarded]);
+    for (const call of calls.filter((candidate) => verb(candidate) === "annotate")) assert.ok(call.args.includes(`${GROUP}/allow-deletion=true`), call.args.join(" "));
+    for (const call of calls.filter((candidate) => verb(candidate) === "patch" && candidate.args[1] === "-f")) {
+      assert.deepEqual(call.args.slice(3), ["--type=merge", "-p", '{"metadata":{"finalizers":null}}']);
+    }
     const installed = await runE2e([EVERYTHING_EXISTS]);
     const own = `e2e-${runName(installed.output)}`;
     const lifted = installed.calls.filter((call) => ["patch", "annotate"].includes(verb(call)));
-    assert.deepEqual(lifted.map((call) => call.args.slice(0, 3).join(" ")), [`patch ${PARENT.singular} ${own}`], "an installed CRD stays as it is");
+    assert.deepEqual(lifted.map((call) => call.args.slice(0, 3).join(" ")), [`patch ${PARENT.singular} ${own}`], "an installed k8s.yaml stays as it is");
   });
 
   test("each run names its Project anew", async () => {

@@ -112,14 +112,22 @@ const CRDS = { parent: `${PARENT.plural}.${GROUP}`, profile: `${PROFILE.plural}.
 // The role an admin binds to the people who may request Projects.
 const REQUESTER_ROLE = manifestObjects(undefined).find((object) => object.kind === "ClusterRole")?.metadata.name ?? "";
 
-// The CRD's deletion guard, read from k8s.yaml: its message ends with the
-// command that lifts it.
+// k8s.yaml's guard on what its install keeps, read from k8s.yaml: its
+// refusals end with the command that lifts it, and it keeps the CRDs, the
+// profiles, the install's Namespace and the ConfigMap the guards read.
+const INSTALL_GUARD = manifestObjects(undefined).find((object) => object.metadata.name === `${CRDS.parent}-install-protection`) as any;
 const CRD_DELETION_ANNOTATION = (() => {
-  const policy = manifestObjects(undefined).find((object) => object.metadata.name === `${CRDS.parent}-crd-deletion-protection`) as any;
-  const annotate = / (\S+)=true$/.exec(policy?.spec.validations[0].message ?? "");
-  if (!annotate?.[1]) throw new Error("k8s.yaml has no CRD deletion guard that says how to lift it");
+  const annotate = / (\S+)=true'$/.exec(INSTALL_GUARD?.spec.validations[0].messageExpression ?? "");
+  if (!annotate?.[1]) throw new Error("k8s.yaml has no install guard that says how to lift it");
   return annotate[1];
 })();
+const INSTALL_NAMESPACE = manifestObjects(undefined).find((object) => object.kind === "Namespace")?.metadata.name ?? "";
+const keptUntilAnnotated = (object: KubeObject) =>
+  ["CustomResourceDefinition", PROFILE.kind].includes(object.kind) ||
+  (object.kind === "Namespace" && object.metadata.name === INSTALL_NAMESPACE) ||
+  (object.kind === "ConfigMap" && object.metadata.namespace === INSTALL_NAMESPACE && INSTALL_GUARD?.spec.matchConditions[0].expression.includes(`'${object.metadata.name}'`));
+// Every admission policy and binding carries a finalizer that only a deliberate uninstall removes.
+const heldByFinalizer = (object: KubeObject) => object.kind.startsWith("ValidatingAdmissionPolicy");
 
 function project(name: string, license: string): KubeObject {
   return {
@@ -172,15 +180,19 @@ export async function runE2e(options: E2eOptions): Promise<number> {
   }
 
   // The run's own objects may be protected from deletion, by a step that
-  // failed halfway or by k8s.yaml's policy on the CRD: lift that first. Where
-  // the object is gone already, the lifting fails and the delete finds nothing.
+  // failed halfway or by k8s.yaml's guards: lift that first, as the
+  // deliberate uninstall does. Where the object is gone already, the lifting
+  // fails and the delete finds nothing.
   async function liftProtection(object: KubeObject, signal: AbortSignal): Promise<void> {
     const { name } = object.metadata;
     if (object.kind === PARENT.kind) {
       await kubectl(["patch", PARENT.singular, name, "--type=merge", "-p", '{"spec":{"deletionProtection":false}}'], undefined, signal);
     }
-    if (object.kind === "CustomResourceDefinition" && name === CRDS.parent) {
-      await kubectl(["annotate", "crd", name, `${CRD_DELETION_ANNOTATION}=true`, "--overwrite"], undefined, signal);
+    if (keptUntilAnnotated(object)) {
+      await kubectl(["annotate", "-f", "-", `${CRD_DELETION_ANNOTATION}=true`, "--overwrite"], stringify(object), signal);
+    }
+    if (heldByFinalizer(object)) {
+      await kubectl(["patch", "-f", "-", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'], stringify(object), signal);
     }
   }
 
@@ -758,6 +770,46 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       // The cluster admin, who holds administer, may.
       await must(release);
       await must(["wait", "--for=delete", `${PARENT.singular}/${SELF_SERVED}`, `--timeout=${TIMEOUT}`]);
+    });
+
+    // The lifecycle's edge: what a stray `kubectl delete -f k8s.yaml` (and
+    // the same again, "it errored") leaves, and the re-apply right after it.
+    await step("31. a stray kubectl delete -f k8s.yaml, run twice, loses nothing an admin wrote; kubectl apply -f k8s.yaml at once brings the controller back", async () => {
+      if (installed) return log("     (not tried: k8s.yaml is not this run's to delete)");
+      const data: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `e2e-${RUN}-data`, namespace: GUARDED_NAMESPACE }, data: { kept: "through a stray delete" } };
+      await create(data);
+      const uid = (kind: string, name: string) => must(["get", kind, name, "-o", "jsonpath={.metadata.uid}"]);
+      const projects = [GUARDED, VICTIM, LARGEST];
+      const before = await Promise.all([...projects.map((name) => uid(PARENT.singular, name)), uid(PROFILE.plural, RUN_PROFILE), uid(PROFILE.plural, DEFAULT_PROFILE)]);
+      const yaml = manifest.map((object) => stringify(object)).join("---\n");
+      for (const run of ["first", "second"]) {
+        const started = Date.now();
+        const stray = await kubectl(["delete", "-f", "-", "--wait=false"], yaml);
+        assert.equal(stray.ok, false, "the stray delete says what it could not delete");
+        for (const kept of [`customresourcedefinitions.apiextensions.k8s.io "${CRDS.parent}"`, `customresourcedefinitions.apiextensions.k8s.io "${CRDS.profile}"`, `${PROFILE.plural}.${GROUP} "${DEFAULT_PROFILE}"`, `namespaces "${INSTALL_NAMESPACE}"`, `configmaps "trusted-controllers"`]) {
+          assert.ok(stray.stderr.includes(`${kept} is forbidden`), `${run} delete: ${kept} kept\n${stray.stderr}`);
+        }
+        log(`     (the ${run} stray delete, ${((Date.now() - started) / 1000).toFixed(1)}s: ${stray.stderr.trim().split("\n").length} refusals, the first: ${stray.stderr.trim().split("\n")[0]?.slice(0, 300)})`);
+      }
+      const after = await Promise.all([...projects.map((name) => uid(PARENT.singular, name)), uid(PROFILE.plural, RUN_PROFILE), uid(PROFILE.plural, DEFAULT_PROFILE)]);
+      assert.deepEqual(after, before, "every Project and profile is the same object");
+      for (const name of projects) assert.ok((await kubectl(["get", "namespace", namespaceNameFor(name)])).ok, `Namespace of ${name}`);
+      assert.equal(await must(["get", "configmap", data.metadata.name, "-n", GUARDED_NAMESPACE, "-o", "jsonpath={.data.kept}"]), "through a stray delete");
+      // Deleted, the guards stay Terminating, and keep refusing.
+      const terminating = await must(["get", "validatingadmissionpolicies", `${CRDS.parent}-ownership`, "-o", "jsonpath={.metadata.deletionTimestamp}"]);
+      assert.notEqual(terminating, "", "the ownership guard is Terminating");
+      const teamAdmin = ["--as", `e2e-${RUN}-lead`, "--as-group", VICTIM];
+      const detach = await kubectl(["label", "networkpolicy", GUARDRAIL_NAMES.NetworkPolicy, "-n", namespaceNameFor(VICTIM), "controller-uid-", ...teamAdmin]);
+      assert.equal(detach.ok, false, "an admin member detached a child while the guards were Terminating");
+      assert.match(detach.stderr, OWNERSHIP_REFUSAL);
+
+      const started = Date.now();
+      await must(["apply", "-f", "-"], yaml);
+      if (!webhookUrl) await must(["-n", INSTALL_NAMESPACE, "rollout", "status", "deployment/controller", `--timeout=${TIMEOUT}`]);
+      const afterwards = project(`e2e-${RUN}-after`, "MIT");
+      await create(afterwards);
+      await waitForReady(afterwards.metadata.name);
+      log(`     (re-applied, and a new Project Ready, ${((Date.now() - started) / 1000).toFixed(1)}s after the apply began)`);
     });
   } catch (failure) {
     if (failure instanceof Skip) {
