@@ -690,8 +690,8 @@ describe("admission: a Project's objects are Metacontroller's", () => {
     assert.equal(allowed, false);
     assert.equal(
       message,
-      "NetworkPolicy proj-shop/planted carries a Project's controller-uid label or owner reference, before or after this change, so only " +
-        "Metacontroller may write it, and mallory may not. Change the Project instead; Metacontroller makes its objects match.",
+      "NetworkPolicy proj-shop/planted carries a controller-uid label, by which Metacontroller claims it for a Project, before or after " +
+        "this change, so only Metacontroller may write it, and mallory may not. Change the Project instead; Metacontroller makes its objects match.",
     );
   });
 
@@ -702,8 +702,7 @@ describe("admission: a Project's objects are Metacontroller's", () => {
     const annotated = { ...isolation, metadata: { ...isolation.metadata, annotations: { big: "<".repeat(1000) } } };
     assert.equal(write("UPDATE", { object: annotated, oldObject: isolation }).allowed, false, "annotated");
     assert.equal(write("DELETE", { oldObject: isolation }).allowed, false, "deleted");
-    const adopted = { ...unlabelled(isolation), metadata: { ...unlabelled(isolation).metadata, ownerReferences: isolation.metadata.ownerReferences } };
-    assert.equal(write("UPDATE", { object: adopted, oldObject: unlabelled(adopted) }).allowed, false, "an owner reference to a Project alone");
+    assert.equal(write("UPDATE", { object: isolation, oldObject: unlabelled(isolation) }).allowed, false, "label added");
   });
 
   test("the trusted controllers write them: Metacontroller, the garbage collector, the namespace controller", () => {
@@ -724,6 +723,15 @@ describe("admission: a Project's objects are Metacontroller's", () => {
     assert.equal(write("DELETE", { oldObject: own }).allowed, true);
     const others = { ...own, metadata: { ...own.metadata, ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: "u" }] } };
     assert.equal(write("DELETE", { oldObject: others }).allowed, true, "owned by something else");
+  });
+
+  test("without the ConfigMap of whom it trusts, it refuses what it guards, and selects nothing else", () => {
+    const unparamed = (object: any) =>
+      admit(ownershipPolicy, { operation: "DELETE", resource: { group: "networking.k8s.io", resource: "networkpolicies" }, name: object.metadata.name, oldObject: object, username: "x" }, null);
+    assert.equal(unparamed(unlabelled(isolation)).matched, false, "an object without the label never needs the params");
+    assert.equal(unparamed(isolation).allowed, false, "one with it is refused");
+    assert.deepEqual(ownershipPolicy.spec.matchConstraints.objectSelector, { matchExpressions: [{ key: OWNER_LABEL, operator: "Exists" }] });
+    assert.equal(ownershipPolicy.spec.matchConditions, undefined, "selected by the label alone: a condition would be evaluated after the params are looked up");
   });
 
   test("it guards exactly the kinds the CompositeController owns, and not their status subresources", () => {

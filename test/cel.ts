@@ -167,13 +167,13 @@ const AUTHORIZER_CHECK =
  * What a ValidatingAdmissionPolicy decides, as far as the manifest's
  * policies use it: resourceRules (group, resource, operation, resourceNames
  * against the request's name), the objectSelector's matchLabels and
- * matchExpressions Exists against the object's labels (the old one on
- * DELETE), the namespaceSelector's matchExpressions Exists against its
+ * matchExpressions Exists against the labels of the object or the old one
+ * (either matching will do), the namespaceSelector's matchExpressions Exists against its
  * Namespace's, matchConditions, variables, then the validations in order,
  * with `params` the object its binding names (required where the policy
  * declares a paramKind: its binding says Deny when none is found).
  */
-export function admit(policy: any, request: AdmissionRequest, params?: Json): { matched: boolean; allowed: boolean; message?: string } {
+export function admit(policy: any, request: AdmissionRequest, params?: Json | null): { matched: boolean; allowed: boolean; message?: string } {
   const rules: any[] = policy.spec.matchConstraints.resourceRules;
   const ruleMatches = rules.some(
     (rule) =>
@@ -182,7 +182,8 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json): { 
       rule.operations.includes(request.operation) &&
       (!rule.resourceNames || rule.resourceNames.includes(request.name)),
   );
-  const labelled = (request.operation === "DELETE" ? request.oldObject : request.object) as any;
+  // Against both the object and the old one, matching if either does.
+  const labelled = [request.object, request.oldObject].filter((object): object is any => object !== undefined && object !== null);
   const selects = (selector: any = {}, labels: Record<string, string>) =>
     Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value) &&
     (selector.matchExpressions ?? []).every(({ key, operator }: { key: string; operator: string }) => {
@@ -191,9 +192,9 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json): { 
     });
   const { objectSelector, namespaceSelector } = policy.spec.matchConstraints;
   const selected =
-    selects(objectSelector, labelled?.metadata?.labels ?? {}) &&
+    labelled.some((object) => selects(objectSelector, object.metadata?.labels ?? {})) &&
     (namespaceSelector === undefined || (request.namespace !== undefined && selects(namespaceSelector, request.namespace.labels ?? {})));
-  if (policy.spec.paramKind && params === undefined) throw new Error(`${policy.metadata.name} takes params: pass its binding's`);
+  if (policy.spec.paramKind && params === undefined) throw new Error(`${policy.metadata.name} takes params: pass its binding's, or null for none`);
   const authorized = new Set(request.authorized ?? []);
   const check = (group: string, resource: string, name: string | undefined, verb: string) => {
     if (authorized.has(`${group}/${resource}/${verb}`)) return "true";
@@ -223,6 +224,12 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json): { 
     namespaceObject: request.namespace ? { metadata: { labels: {}, ...request.namespace } } : null,
     params: params ?? null,
   };
+  // The API server looks the params up before it evaluates matchConditions
+  // (seen on 1.36: a binding with parameterNotFoundAction Deny refused
+  // objects its conditions would not have matched).
+  if (ruleMatches && selected && policy.spec.paramKind && params === null) {
+    return { matched: true, allowed: false, message: "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction" };
+  }
   const conditionsHold = (policy.spec.matchConditions ?? []).every(
     ({ expression }: { expression: string }) => evaluate(expression, bound) === true,
   );

@@ -667,7 +667,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // the team's Project of step 11 is the victim.
     const VICTIM = `e2e-${RUN}-team`;
     const ATTACKER_NAMESPACE = namespaceNameFor(SELF_SERVED);
-    const OWNERSHIP_REFUSAL = /carries a Project's controller-uid label or owner reference, before or after this change, so only Metacontroller may write it/;
+    const OWNERSHIP_REFUSAL = /carries a controller-uid label, by which Metacontroller claims it for a Project, before or after\s+this change, so only Metacontroller may write it/;
     const refusedAs = async (user: string, args: string[], input?: string) => {
       const result = await kubectl([...args, ...asDeveloper(user)], input);
       assert.equal(result.ok, false, `kubectl ${args.join(" ")} as ${user} was admitted`);

@@ -131,6 +131,32 @@ describe("manifest: documents", () => {
     assert.ok(walkthrough.includes(`kubectl -n ${namespace.metadata.name} rollout status deployment/${deployment.metadata.name}`));
     for (const name of [crd.metadata.name, controller.metadata.name]) assert.ok(walkthrough.includes(name), name);
   });
+
+  // kubectl names an object `<kind>[.<group>]/<name>`, in lower case.
+  const asKubectlNames = (object: any) => `${object.kind.toLowerCase()}${object.apiVersion.includes("/") ? `.${object.apiVersion.split("/")[0]}` : ""}`;
+  const transcriptOf = (page: string, command: string, after = "") => {
+    const start = page.indexOf(`$ ${command}\n`, page.indexOf(after));
+    const rest = page.slice(start + command.length + 3);
+    return rest.slice(0, rest.search(/^(\$ |```)/m)).trimEnd().split("\n");
+  };
+
+  test("the walkthrough's first apply creates every document of k8s.yaml, in order, in one pass", () => {
+    const walkthrough = readFileSync(new URL("../docs/cluster.md", import.meta.url), "utf8");
+    const lines = transcriptOf(walkthrough, "kubectl apply -f k8s.yaml", "## 1. Apply the controller");
+    assert.deepEqual(lines, objects.map((object) => `${asKubectlNames(object)}/${object.metadata.name} created`));
+  });
+
+  test("the walkthrough's uninstall deletes every document of k8s.yaml, in order", () => {
+    const walkthrough = readFileSync(new URL("../docs/cluster.md", import.meta.url), "utf8");
+    const deleted = transcriptOf(walkthrough, "kubectl delete -f k8s.yaml", "## 10. Uninstall").filter((line) => !line.startsWith("Error from server (NotFound)"));
+    // Custom resources go with their CRD, which comes first.
+    const ofOwnCrd = (object: any) =>
+      objects.some((candidate) => candidate.kind === "CustomResourceDefinition" && `${candidate.spec.group}/${candidate.spec.versions[0].name}` === object.apiVersion);
+    const expected = objects
+      .filter((object) => !ofOwnCrd(object))
+      .map((object) => `${asKubectlNames(object)} "${object.metadata.name}" deleted${object.metadata.namespace ? ` from ${object.metadata.namespace} namespace` : ""}`);
+    assert.deepEqual(deleted, expected);
+  });
 });
 
 describe("manifest: built-in objects validate against the published Kubernetes schemas", () => {
