@@ -812,6 +812,29 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(afterwards.metadata.name);
       log(`     (re-applied, and a new Project Ready, ${((Date.now() - started) / 1000).toFixed(1)}s after the apply began)`);
     });
+
+    const SOLO = `e2e-${RUN}-solo`;
+    await step(`32. the last admin of ${SOLO} cannot leave it without an admin, and hands it over instead; the new admin may delete it`, async () => {
+      const solo = memberProject(SOLO, [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "User", name: TEAMMATE, role: "view" }]);
+      await must(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(solo));
+      created.push(solo);
+      const leave = JSON.stringify({ spec: { members: [{ kind: "User", name: TEAMMATE, role: "view" }] } });
+      const left = await refusedAs(DEVELOPER, ["patch", PARENT.singular, SOLO, "--type=merge", "-p", leave]);
+      assert.match(left, new RegExp(`Project ${SOLO} would have no admin member left`));
+      log(`     (${left.slice(0, 400)})`);
+      const members = (...admins: string[]) => JSON.stringify({ spec: { members: admins.map((name) => ({ kind: "User", name, role: "admin" })) } });
+      await must(["patch", PARENT.singular, SOLO, "--type=merge", "-p", members(DEVELOPER, TEAMMATE), ...asDeveloper(DEVELOPER)]);
+      await must(["patch", PARENT.singular, SOLO, "--type=merge", "-p", members(TEAMMATE), ...asDeveloper(DEVELOPER)]);
+      await must(["delete", PARENT.singular, SOLO, `--timeout=${TIMEOUT}`, ...asDeveloper(TEAMMATE)]);
+    });
+
+    const TAKEN_AGAIN: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(`e2e-${RUN}-claimed`) } };
+    await step(`33. while ${TAKEN_AGAIN.metadata.name} is someone else's, Project e2e-${RUN}-claimed names no Namespace in its status or NAMESPACE column`, async () => {
+      await create(TAKEN_AGAIN);
+      await create(project(`e2e-${RUN}-claimed`, "MIT"));
+      await must(["wait", readyReason("NamespaceConflict"), `${PARENT.singular}/e2e-${RUN}-claimed`, `--timeout=${TIMEOUT}`]);
+      assert.equal(await must(["get", PARENT.singular, `e2e-${RUN}-claimed`, "-o", "jsonpath={.status.namespace}"]), "");
+    });
   } catch (failure) {
     if (failure instanceof Skip) {
       if (options.requireCluster) {
