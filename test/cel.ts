@@ -5,10 +5,10 @@
 // `namespace`, only as `__namespace__`: plain JSON is converted the same way
 // here, so a rule that reads `self.namespace` fails here as it does there
 // (where the API server even refuses the CRD, its cost being unknowable).
-// Only custom resources' properties are renamed in Kubernetes (seen on 1.36:
-// a RoleBinding subject's namespace is `s.namespace`, and `s.__namespace__`
-// is never set); this converter renames map keys too, which the manifest's
-// rules never read by a keyword.
+// Only a CRD's rules see properties renamed so (seen on 1.36: admission
+// policies read `namespace` by that name, a custom resource's and a
+// RoleBinding subject's alike); this converter renames map keys too, which
+// the manifest's rules never read by a keyword.
 import { CelScalar, celFunc, celMethod, run } from "@bufbuild/cel";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -214,12 +214,12 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json | nu
     kind: { kind: request.kind ?? "" },
     userInfo: { username: request.username, groups: request.groups ?? [] },
   };
-  // Kubernetes' own kinds, from its core group or a *.k8s.io one, keep their property names.
-  const { group } = request.resource;
-  const custom = group !== "" && !group.endsWith("k8s.io");
+  // An admission policy sees every object's properties by their own names,
+  // a custom resource's too (seen on 1.36: a Project member's `m.namespace`
+  // is set, `m.__namespace__` never is); only a CRD's own rules escape them.
   const bound: Record<string, Json | CelInput | undefined> = {
-    object: toCel(request.object ?? null, custom),
-    oldObject: toCel(request.oldObject ?? null, custom),
+    object: toCel(request.object ?? null, false),
+    oldObject: toCel(request.oldObject ?? null, false),
     request: new Map(Object.entries(requestAttributes).map(([key, value]) => [key, toCel(value)])) as CelInput,
     namespaceObject: request.namespace ? { metadata: { labels: {}, ...request.namespace } } : null,
     params: params ?? null,

@@ -85,6 +85,7 @@ const runName = (output: string) => /e2e run ([0-9a-f]{6}) /.exec(output)?.[1];
 // The names the run's kubectl calls use, from where they are defined.
 const CRD = `${PARENT.plural}.${GROUP}`;
 const CONTROLLER_NAMESPACE = manifest.find("Namespace").metadata.name;
+const TRUSTED_CONTROLLERS = manifest.objects.find((object) => object.spec?.paramRef)?.spec.paramRef.name;
 
 /**
  * Besides create and delete, only the run's own Projects and their Namespaces
@@ -144,7 +145,7 @@ describe("e2e: touches only what it creates", () => {
       const kept =
         ["CustomResourceDefinition", PROFILE.kind].includes(object.kind) ||
         (object.kind === "Namespace" && object.metadata.name === CONTROLLER_NAMESPACE) ||
-        (object.kind === "ConfigMap" && object.metadata.name === "trusted-controllers");
+        (object.kind === "ConfigMap" && object.metadata.name === TRUSTED_CONTROLLERS);
       return kept ? [`annotate ${describeObject(object)}`] : [];
     });
     assert.deepEqual(lifts, [`patch ${PARENT.singular} ${project}`, ...guarded]);

@@ -36,6 +36,7 @@ import {
   PARENT,
   PROFILE,
   PROFILE_LABEL,
+  MEMBER_RULES,
   PROJECT_NAME_RULE,
   PROTECTED_BY_LABEL,
   namespaceNameFor,
@@ -122,10 +123,13 @@ const CRD_DELETION_ANNOTATION = (() => {
   return annotate[1];
 })();
 const INSTALL_NAMESPACE = manifestObjects(undefined).find((object) => object.kind === "Namespace")?.metadata.name ?? "";
+const WEBHOOK_DEPLOYMENT = manifestObjects(undefined).find((object) => object.kind === "Deployment")?.metadata.name ?? "";
+// The ConfigMap every guard's binding reads whom it trusts from.
+const TRUSTED_CONTROLLERS = (manifestObjects(undefined).find((object: any) => object.spec?.paramRef) as any)?.spec.paramRef.name ?? "";
 const keptUntilAnnotated = (object: KubeObject) =>
   ["CustomResourceDefinition", PROFILE.kind].includes(object.kind) ||
   (object.kind === "Namespace" && object.metadata.name === INSTALL_NAMESPACE) ||
-  (object.kind === "ConfigMap" && object.metadata.namespace === INSTALL_NAMESPACE && INSTALL_GUARD?.spec.matchConditions[0].expression.includes(`'${object.metadata.name}'`));
+  (object.kind === "ConfigMap" && object.metadata.namespace === INSTALL_NAMESPACE && object.metadata.name === TRUSTED_CONTROLLERS);
 // Every admission policy and binding carries a finalizer that only a deliberate uninstall removes.
 const heldByFinalizer = (object: KubeObject) => object.kind.startsWith("ValidatingAdmissionPolicy");
 
@@ -313,7 +317,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         }
       }
       await must(["wait", "--for=condition=Established", `crd/${CRDS.parent}`, `--timeout=${TIMEOUT}`]);
-      if (!webhookUrl) await must(["-n", "meta-project", "rollout", "status", "deployment/controller", `--timeout=${TIMEOUT}`]);
+      if (!webhookUrl) await must(["-n", INSTALL_NAMESPACE, "rollout", "status", `deployment/${WEBHOOK_DEPLOYMENT}`, `--timeout=${TIMEOUT}`]);
     });
 
     const theProject = project(PROJECT, "MIT");
@@ -419,7 +423,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const DEVELOPER = `e2e-${RUN}-dev`;
     const TEAMMATE = `e2e-${RUN}-mate`;
     const SELF_SERVED = `e2e-${RUN}-self`;
-    const memberProject = (name: string, members: { kind: string; name: string; role: string }[]): KubeObject => ({
+    const memberProject = (name: string, members: { kind: string; name: string; role: string; namespace?: string }[]): KubeObject => ({
       ...project(name, "MIT"),
       spec: { description: "Created by test/e2e.ts", members },
     });
@@ -787,7 +791,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         const started = Date.now();
         const stray = await kubectl(["delete", "-f", "-", "--wait=false"], yaml);
         assert.equal(stray.ok, false, "the stray delete says what it could not delete");
-        for (const kept of [`customresourcedefinitions.apiextensions.k8s.io "${CRDS.parent}"`, `customresourcedefinitions.apiextensions.k8s.io "${CRDS.profile}"`, `${PROFILE.plural}.${GROUP} "${DEFAULT_PROFILE}"`, `namespaces "${INSTALL_NAMESPACE}"`, `configmaps "trusted-controllers"`]) {
+        for (const kept of [`customresourcedefinitions.apiextensions.k8s.io "${CRDS.parent}"`, `customresourcedefinitions.apiextensions.k8s.io "${CRDS.profile}"`, `${PROFILE.plural}.${GROUP} "${DEFAULT_PROFILE}"`, `namespaces "${INSTALL_NAMESPACE}"`, `configmaps "${TRUSTED_CONTROLLERS}"`]) {
           assert.ok(stray.stderr.includes(`${kept} is forbidden`), `${run} delete: ${kept} kept\n${stray.stderr}`);
         }
         log(`     (the ${run} stray delete, ${((Date.now() - started) / 1000).toFixed(1)}s: ${stray.stderr.trim().split("\n").length} refusals, the first: ${stray.stderr.trim().split("\n")[0]?.slice(0, 300)})`);
@@ -806,7 +810,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
 
       const started = Date.now();
       await must(["apply", "-f", "-"], yaml);
-      if (!webhookUrl) await must(["-n", INSTALL_NAMESPACE, "rollout", "status", "deployment/controller", `--timeout=${TIMEOUT}`]);
+      if (!webhookUrl) await must(["-n", INSTALL_NAMESPACE, "rollout", "status", `deployment/${WEBHOOK_DEPLOYMENT}`, `--timeout=${TIMEOUT}`]);
       const afterwards = project(`e2e-${RUN}-after`, "MIT");
       await create(afterwards);
       await waitForReady(afterwards.metadata.name);
@@ -834,6 +838,22 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await create(project(`e2e-${RUN}-claimed`, "MIT"));
       await must(["wait", readyReason("NamespaceConflict"), `${PARENT.singular}/e2e-${RUN}-claimed`, `--timeout=${TIMEOUT}`]);
       assert.equal(await must(["get", PARENT.singular, `e2e-${RUN}-claimed`, "-o", "jsonpath={.status.namespace}"]), "");
+    });
+
+    await step("34. a Project cannot make a ServiceAccount of its own Namespace an admin member, which every edit member could act as", async () => {
+      const name = `e2e-${RUN}-robot`;
+      const robot = memberProject(name, [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "ServiceAccount", namespace: namespaceNameFor(name), name: "deployer", role: "admin" }]);
+      const refused = await refusedAs(DEVELOPER, ["create", "-f", "-"], stringify(robot));
+      assert.ok(refused.includes(MEMBER_RULES.ownServiceAccount), refused);
+      log(`     (${refused.slice(0, 400)})`);
+    });
+
+    await step("35. a ServiceAccount with the requester role creates a Project as its admin member", async () => {
+      const ci = `e2e-${RUN}-ci`;
+      const byRobot = memberProject(`e2e-${RUN}-by-robot`, [{ kind: "ServiceAccount", namespace: ci, name: "deployer", role: "admin" }]);
+      await must(["create", "-f", "-", "--as", `system:serviceaccount:${ci}:deployer`, "--as-group", DEVELOPERS], stringify(byRobot));
+      created.push(byRobot);
+      await waitForReady(byRobot.metadata.name);
     });
   } catch (failure) {
     if (failure instanceof Skip) {
