@@ -215,7 +215,7 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json | nu
     userInfo: { username: request.username, groups: request.groups ?? [] },
   };
   // An admission policy sees every object's properties by their own names,
-  // a custom resource's too (seen on 1.36: a Project member's `m.namespace`
+  // a custom resource's too (seen on 1.36: a custom resource's `m.namespace`
   // is set, `m.__namespace__` never is); only a CRD's own rules escape them.
   const bound: Record<string, Json | CelInput | undefined> = {
     object: toCel(request.object ?? null, false),
