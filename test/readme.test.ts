@@ -8,7 +8,7 @@ import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../m
 import { GROUP, NAMESPACE_PREFIX, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
 import { fixture } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
-import { STEADY_FIXTURE, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
+import { STEADY_FIXTURE, StatusChanged, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const DOCS = readdirSync(new URL("../docs/", import.meta.url)).filter((file) => file.endsWith(".md")).sort();
@@ -61,6 +61,16 @@ describe("README", () => {
   test("npm run transcripts would change no page: every transcript is the webhook's answer today", async () => {
     assert.deepEqual(pagePaths(), Object.keys(pages));
     for (const [page, text] of Object.entries(pages)) assert.equal(await renderTranscripts(text), text, `${page}: run npm run transcripts`);
+  });
+
+  test("npm run transcripts refuses an answer of another kind than its page shows, naming the request to retype", async () => {
+    const request = `$ curl -si localhost:8080/customize -H 'Content-Type: application/json' -d '{"parent": {"metadata": {}}}'`;
+    const shown200 = ["```console", request, "HTTP/1.1 200 OK", "content-type: application/json", "", '{"relatedResources":[]}', "```", ""].join("\n");
+    await assert.rejects(renderTranscripts(shown200), (error: Error) => error instanceof StatusChanged && error.message.includes(`${request.slice(2, 60)}`) && error.message.endsWith("shows 200, would show 422"));
+    const quiet = ["```console", request.replace("-si", "-s"), '{"relatedResources":[]}', "```", ""].join("\n");
+    await assert.rejects(renderTranscripts(quiet), (error: Error) => error instanceof StatusChanged && error.message.endsWith("shows an answer, would show an error"));
+    const asShown = ["```console", request.replace("-si", "-s"), '{"error":"not a customize hook request"}', "```", ""].join("\n");
+    assert.match(await renderTranscripts(asShown), /"issues"/, "an error shown as an error is rewritten");
   });
 
   test("npm run transcripts would not change the steady fixture: its status is sync's own answer to it", () => {

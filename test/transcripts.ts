@@ -7,6 +7,10 @@
 //     as they are written);
 //   - the steady fixture's status becomes `sync`'s own answer to it, as
 //     Metacontroller would have written it, so that it stays a fixed point.
+// It refuses, and writes nothing, where an answer would change its kind: a
+// status code other than the one `curl -si` shows, or an error where `curl
+// -s` showed an answer (or the other way round). That is a request to
+// retype, say after a schema change, not an answer to paste.
 // readme.test.ts and sync.test.ts fail whenever this would change anything.
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -34,21 +38,33 @@ async function answer(route: string, flags: string, body: string) {
   return { status: response.status, etag: response.headers.get("ETag") ?? "", text: await response.text() };
 }
 
-/** The page with every transcript in it as the webhook answers today. */
+/** A request whose answer is no longer of the kind its page shows. */
+export class StatusChanged extends Error {}
+
+// What a transcript shows of the status: the code `curl -si` prints, or for
+// `curl -s` only whether the body is an error.
+const shownStatus = (headers: string | undefined, printed: string) =>
+  headers ? /^HTTP\/1\.1 (\d+)/.exec(printed)?.[1] ?? "" : /^\{\s*"error"/.test(printed) ? "an error" : "an answer";
+const statusOf = (headers: string | undefined, status: number) => (headers ? String(status) : status >= 400 ? "an error" : "an answer");
+
+/** The page with every transcript in it as the webhook answers today; throws StatusChanged where one would change its kind. */
 export async function renderTranscripts(page: string): Promise<string> {
   // The webhook logs each request, and warns of each refusal it answers.
   const { log, warn } = console;
   console.log = console.warn = () => {};
   try {
     let rendered = page;
+    const changed: string[] = [];
     // The ETag of each file's answer, so that a later `If-None-Match` sends it back.
     const etags = new Map<string, string>();
     for (const [whole, headers, route = "", flags = "", inline, file, pretty, printed = ""] of page.matchAll(TRANSCRIPT)) {
       const body = inline ?? JSON.stringify(JSON.parse(readFileSync(new URL(file ?? "", root), "utf8")));
       const conditional = flags.includes("If-None-Match") && file ? flags.replace(/If-None-Match: [^']+/, `If-None-Match: ${etags.get(file) ?? ""}`) : flags;
-      const { etag, text } = await answer(route, conditional, body);
+      const { status, etag, text } = await answer(route, conditional, body);
       if (file && !flags.includes("If-None-Match")) etags.set(file, etag);
       const command = whole.slice(0, whole.indexOf("\n") + 1).replace(flags, conditional);
+      const [was, is] = [shownStatus(headers, printed), statusOf(headers, status)];
+      if (was !== is) changed.push(`${command.trim().slice(0, 160)}: shows ${was}, would show ${is}`);
       let output: string;
       if (!headers) {
         output = pretty ? `${prettyWithTimesOf(text, printed)}\n` : `${text}\n`;
@@ -60,6 +76,7 @@ export async function renderTranscripts(page: string): Promise<string> {
       }
       rendered = rendered.replace(whole, command + output);
     }
+    if (changed.length) throw new StatusChanged(`retype these requests, whose answers would change their kind:\n${changed.join("\n")}`);
     return rendered;
   } finally {
     Object.assign(console, { log, warn });
@@ -89,11 +106,27 @@ function sortedKeys(value: unknown): unknown {
 }
 
 if (import.meta.filename === process.argv[1]) {
-  writeFileSync(STEADY_FIXTURE, renderSteadyFixture(readFileSync(STEADY_FIXTURE, "utf8")));
-  for (const path of pagePaths()) {
-    const url = new URL(path, root);
-    const before = readFileSync(url, "utf8");
-    const after = await renderTranscripts(before);
+  // The pages' answers to the steady fixture come from it as rewritten; every
+  // page is rendered before any is written, and a refusal puts it back too.
+  const fixtureBefore = readFileSync(STEADY_FIXTURE, "utf8");
+  writeFileSync(STEADY_FIXTURE, renderSteadyFixture(fixtureBefore));
+  const pages = pagePaths().map((path) => ({ path, url: new URL(path, root), before: readFileSync(new URL(path, root), "utf8") }));
+  const rendered: { path: string; url: URL; before: string; after: string }[] = [];
+  const refusals: string[] = [];
+  for (const page of pages) {
+    try {
+      rendered.push({ ...page, after: await renderTranscripts(page.before) });
+    } catch (failure) {
+      if (!(failure instanceof StatusChanged)) throw failure;
+      refusals.push(`${page.path}: ${failure.message}`);
+    }
+  }
+  if (refusals.length) {
+    writeFileSync(STEADY_FIXTURE, fixtureBefore);
+    console.error(`npm run transcripts wrote nothing:\n${refusals.join("\n")}`);
+    process.exit(1);
+  }
+  for (const { path, url, before, after } of rendered) {
     if (after !== before) writeFileSync(url, after);
     console.log(`${path}: ${after === before ? "unchanged" : "transcripts rewritten"}`);
   }
