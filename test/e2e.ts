@@ -218,13 +218,13 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     for (const object of created.filter((candidate) => candidate.kind === PARENT.kind)) {
       const { name } = object.metadata;
       const status = await kubectl(["get", PARENT.singular, name, "-o", "jsonpath={.status}"], undefined, options.cleanupInterrupted);
-      error(`status of Project ${name}: ${status.ok ? status.stdout : status.stderr.trim()}`);
+      error(`status of ${PARENT.kind} ${name}: ${status.ok ? status.stdout : status.stderr.trim()}`);
       const events = await kubectl(
-        ["get", "events", "--all-namespaces", "--field-selector", `involvedObject.kind=Project,involvedObject.name=${name}`],
+        ["get", "events", "--all-namespaces", "--field-selector", `involvedObject.kind=${PARENT.kind},involvedObject.name=${name}`],
         undefined,
         options.cleanupInterrupted,
       );
-      error(`events of Project ${name}:\n${(events.ok ? events.stdout : events.stderr).trim() || "(none)"}`);
+      error(`events of ${PARENT.kind} ${name}:\n${(events.ok ? events.stdout : events.stderr).trim() || "(none)"}`);
     }
   }
 

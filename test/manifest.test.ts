@@ -15,6 +15,7 @@ import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from "kub
 import { ClusterRole, ClusterRoleBinding, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { ConfigMap, LimitRange, Namespace, ResourceQuota, Service } from "kubernetes-models/v1";
 import * as v from "valibot";
+import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import { API_VERSION, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, sync } from "../sync.ts";
 import { fixture, type FixtureName } from "./helpers.ts";
@@ -458,6 +459,29 @@ describe("manifest: the embedded code", () => {
         `ConfigMap ${object.metadata.name}: ${bytes} bytes, over the ${ANNOTATIONS_LIMIT_BYTES - CLIENT_SIDE_APPLY_MARGIN} ` +
           "that leave room for the code to grow: make it smaller, or split it once more, before the API server refuses the apply",
       );
+    }
+  });
+
+  test("npm run manifest writes the generated ConfigMaps into the install's Namespace, labelled as its Deployment, and drops a checksum of an older name", () => {
+    const renamed = text
+      .replace(`kind: Namespace\nmetadata:\n  name: ${namespace.metadata.name}\n`, "kind: Namespace\nmetadata:\n  name: team-system\n")
+      .replace(`  annotations:\n        # Changes whenever`, `  annotations:\n        old.example.com${CHECKSUM_ANNOTATION.slice(CHECKSUM_ANNOTATION.indexOf("/"))}: "0"\n        # Changes whenever`)
+      .replaceAll(`app.kubernetes.io/part-of: ${deployment.metadata.labels["app.kubernetes.io/part-of"]}`, "app.kubernetes.io/part-of: team-controller");
+    assert.notEqual(renamed, text);
+    const rendered = parseAllDocuments(renderManifest(renamed, generatedCode)).map((document) => document.toJS());
+    for (const name of Object.keys(generatedCode)) {
+      const configMap = rendered.find((object) => object.kind === "ConfigMap" && object.metadata.name === name);
+      assert.equal(configMap.metadata.namespace, "team-system", name);
+      assert.equal(configMap.metadata.labels["app.kubernetes.io/part-of"], "team-controller", name);
+    }
+    const annotations = rendered.find((object) => object.kind === "Deployment").spec.template.metadata.annotations;
+    assert.deepEqual(Object.keys(annotations), [CHECKSUM_ANNOTATION]);
+  });
+
+  test("the webhook's app labels name the package, so that renaming it in package.json shows what else to rename", () => {
+    const { name } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    for (const object of [service, networkPolicy, disruptionBudget, deployment, deployment.spec.template, configMap, dependenciesConfigMap]) {
+      for (const label of ["name", "part-of"]) assert.equal(object.metadata.labels[`app.kubernetes.io/${label}`], name, `${object.kind ?? "pod template"}: ${label}`);
     }
   });
 

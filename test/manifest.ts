@@ -126,25 +126,42 @@ export async function bundleWebhook(): Promise<Code> {
 // even re-parsed.
 const SEPARATOR = "---\n";
 
+// The generated ConfigMaps live where the webhook does, labelled as its
+// Deployment is: both are read from those documents, so that renaming the
+// install's Namespace or its app in one place renames them too.
+const CHECKSUM_SUFFIX = `/${CHECKSUM_ANNOTATION.split("/")[1]}`;
+
 export function renderManifest(manifest: string, code: Code): string {
   const checksum = createHash("sha256").update(JSON.stringify(code)).digest("hex");
-  return manifest
-    .split(SEPARATOR)
+  const texts = manifest.split(SEPARATOR);
+  const objects = parseAllDocuments(manifest).map((document) => document.toJS());
+  const deployment = objects.find((object) => object?.kind === "Deployment");
+  const namespace = objects.find((object) => object?.kind === "Namespace")?.metadata.name;
+  return texts
     .map((text) => {
       const document = parseDocument(text);
       switch (document.get("kind")) {
         case "ConfigMap": {
-          const files = code[String(document.getIn(["metadata", "name"]))];
+          const name = String(document.getIn(["metadata", "name"]));
+          const files = code[name];
           if (!files) return text;
+          document.set("metadata", document.createNode({ name, namespace, labels: deployment?.metadata.labels }));
           const data = document.createNode(files) as YAMLMap<Scalar, Scalar>;
           // Literal blocks keep the code readable in the manifest, line for line.
           for (const { value } of data.items) if (value) value.type = Scalar.BLOCK_LITERAL;
           document.set("data", data);
           return document.toString({ lineWidth: 0 });
         }
-        case "Deployment":
+        case "Deployment": {
+          // A checksum under an older name would stay beside the new one.
+          const annotations = document.getIn(["spec", "template", "metadata", "annotations"]) as YAMLMap<Scalar, unknown> | undefined;
+          for (const item of [...(annotations?.items ?? [])]) {
+            const key = String(item.key?.value ?? item.key);
+            if (key.endsWith(CHECKSUM_SUFFIX) && key !== CHECKSUM_ANNOTATION) annotations?.delete(item.key);
+          }
           document.setIn(["spec", "template", "metadata", "annotations", CHECKSUM_ANNOTATION], checksum);
           return document.toString();
+        }
         default:
           return text;
       }
