@@ -18,6 +18,7 @@ import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import { API_VERSION, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, sync } from "../sync.ts";
+import { fixturesFromLog } from "./capture-fixtures.ts";
 import { fixture, type FixtureName } from "./helpers.ts";
 import {
   ANNOTATIONS_LIMIT_BYTES,
@@ -209,6 +210,41 @@ describe("manifest: built-in objects validate against the published Kubernetes s
       }
     });
   }
+});
+
+describe("manifest: fixtures captured from Metacontroller's log", () => {
+  const line = (entry: object) => JSON.stringify({ level: "Level(-6)", ts: "2026-12-01T10:13:35Z", ...entry });
+  const request = (name: string, round: number) => ({ controller: {}, parent: { metadata: { name } }, children: { round }, related: {}, finalizing: false });
+  const log = [
+    "not JSON: a line of another component",
+    line({ msg: "Webhook request", type: "customize", body: { parent: { metadata: { name: "a" } } } }),
+    line({ msg: "Webhook request", type: "sync", body: request("a", 1) }),
+    line({ msg: "Webhook response", type: "sync", body: { status: {}, children: [] } }),
+    line({ msg: "Webhook request", type: "sync", body: request("b", 1) }),
+    line({ msg: "Webhook request", type: "sync", body: request("a", 2) }),
+    line({ msg: "Webhook request", type: "sync", body: request("a", 3) }),
+    line({ msg: "Webhook request", type: "sync", body: request("b", 2) }),
+  ].join("\n");
+
+  test("npm run fixtures takes a parent's first sync request as first-sync, and its last as any other fixture", () => {
+    assert.deepEqual(fixturesFromLog(log, { "first-sync": "a", "steady-sync": "a", "members-sync": "b" }), {
+      "first-sync": request("a", 1),
+      "steady-sync": request("a", 3),
+      "members-sync": request("b", 2),
+    });
+  });
+
+  test("npm run fixtures says so when the log holds no sync request about that parent, as at Metacontroller's default log level", () => {
+    assert.throws(() => fixturesFromLog(log, { "first-sync": "c" }), /^Error: no sync request about c in the log: was Metacontroller's log level 6/);
+  });
+
+  test("the fixtures are as that command writes them: a logged request, pretty-printed", () => {
+    for (const name of ["first-sync", "steady-sync", "members-sync"] as const) {
+      const text = readFileSync(new URL(`fixtures/${name}.json`, import.meta.url), "utf8");
+      assert.equal(text, `${JSON.stringify(JSON.parse(text), null, 2)}\n`, name);
+      assert.deepEqual(Object.keys(JSON.parse(text)), ["controller", "parent", "children", "related", "finalizing"], name);
+    }
+  });
 });
 
 describe("manifest: the names sync.ts owns", () => {
