@@ -573,6 +573,12 @@ describe("admission: self-service Projects", () => {
       assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, { username: "pat" }, administers).allowed, true, "an administer holder");
     });
 
+    test("stored before a member rule, it still loses its finalizers: a rule on members never holds a deletion back", () => {
+      const ownRobot = { members: [{ kind: "ServiceAccount", namespace: "proj-shop", name: "deployer", role: "admin" }] };
+      const before = held([METACONTROLLER_FINALIZER], ownRobot);
+      assert.equal(asked("UPDATE", { object: held([], ownRobot), oldObject: before }, { username: trusted["metacontroller"] ?? "" }).allowed, true);
+    });
+
     test("cannot be rewritten or held back, not even by its admin members, and the refusal says what may change", () => {
       const rewritten = held(all.metadata.finalizers, { members: [{ kind: "User", name: "mallory", role: "admin" }] });
       const refusal = asked("UPDATE", { object: rewritten, oldObject: all }, { username: "mallory" });
