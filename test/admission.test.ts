@@ -852,6 +852,23 @@ describe("admission: whom the guards trust", () => {
     }
   });
 
+  test("without its params, a policy refuses whatever its rules and selectors match, before its conditions are read, as the API server does", () => {
+    // The first ownership guard selected by a condition, and so, seen on 1.36,
+    // refused every NetworkPolicy in the cluster once the ConfigMap was gone.
+    const byCondition = {
+      metadata: { name: "by-condition" },
+      spec: {
+        paramKind: { apiVersion: "v1", kind: "ConfigMap" },
+        matchConstraints: { resourceRules: [{ apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], operations: ["DELETE"] }] },
+        matchConditions: [{ name: "never", expression: "false" }],
+        validations: [{ expression: "true" }],
+      },
+    };
+    const request = deleting("networking.k8s.io", "networkpolicies", { metadata: { name: "any" } });
+    assert.deepEqual({ ...admit(byCondition, request, null), message: undefined }, { matched: true, allowed: false, message: undefined });
+    assert.equal(admit(byCondition, request, { data: {} }).matched, false, "with them, the condition decides");
+  });
+
   test("no policy names a controller's identity itself", () => {
     for (const policy of objects.filter((object) => object.kind === "ValidatingAdmissionPolicy")) {
       assert.doesNotMatch(JSON.stringify(policy.spec), /system:serviceaccount:[a-z]|system:kube-controller-manager/, policy.metadata.name);
