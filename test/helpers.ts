@@ -108,7 +108,9 @@ export function guardrailsIn(answer: SyncResponse): Guardrail[] {
   return answer.children.filter((child): child is Guardrail => child.kind !== "Namespace" && !ACCESS_KINDS.has(child.kind));
 }
 
-const GROUP_OF_KIND: Record<string, keyof ObservedChildren> = {
+/** Where Metacontroller files a child of each kind the CompositeController owns. */
+export const GROUP_OF_KIND: Record<string, keyof ObservedChildren> = {
+  Namespace: NAMESPACES,
   RoleBinding: ROLE_BINDINGS,
   ClusterRole: CLUSTER_ROLES,
   ClusterRoleBinding: CLUSTER_ROLE_BINDINGS,

@@ -22,28 +22,23 @@
 // limit for larger ones.
 import {
   API_VERSION,
-  CLUSTER_ROLES,
-  CLUSTER_ROLE_BINDINGS,
   DEFAULT_PROFILE,
   GROUP,
   LAST_APPLIED_ANNOTATION,
-  LIMIT_RANGES,
   MAX_MEMBERS,
   MEMBER_NAME_MAX_LENGTH,
   NAMESPACES,
-  NETWORK_POLICIES,
   PARENT,
   PROFILE,
   PROFILES,
-  RESOURCE_QUOTAS,
   ROLES,
-  ROLE_BINDINGS,
   asGoJson,
   sync,
   type ObservedChildren,
   type Project,
   type SyncResponse,
 } from "../sync.ts";
+import { GROUP_OF_KIND } from "./helpers.ts";
 import { CLIENT_SIDE_APPLY_ANNOTATION, readManifest } from "./manifest.ts";
 
 /** etcd's default --max-request-bytes, the most one stored object takes. */
@@ -58,17 +53,6 @@ const COSTLIEST = "<";
 const { find } = readManifest();
 const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
 const specSchema = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
-
-/** Where Metacontroller files a child of this kind. */
-const GROUPS: Record<string, string> = {
-  Namespace: NAMESPACES,
-  ResourceQuota: RESOURCE_QUOTAS,
-  LimitRange: LIMIT_RANGES,
-  NetworkPolicy: NETWORK_POLICIES,
-  RoleBinding: ROLE_BINDINGS,
-  ClusterRole: CLUSTER_ROLES,
-  ClusterRoleBinding: CLUSTER_ROLE_BINDINGS,
-};
 
 /** The managed fields the API server records for whoever wrote these fields: a key per field, lists whole. */
 function fieldsOf(value: unknown): unknown {
@@ -97,10 +81,10 @@ function asStored(child: SyncResponse["children"][number]): any {
 }
 
 function observedAs(answer: SyncResponse): ObservedChildren {
-  const children = Object.fromEntries(Object.values(GROUPS).map((group) => [group, {}])) as any;
+  const children = Object.fromEntries(Object.values(GROUP_OF_KIND).map((group) => [group, {}])) as any;
   for (const child of answer.children) {
     const key = "namespace" in child.metadata ? `${child.metadata.namespace}/${child.metadata.name}` : child.metadata.name;
-    children[GROUPS[child.kind] ?? ""][key] = asStored(child);
+    children[GROUP_OF_KIND[child.kind] ?? ""][key] = asStored(child);
   }
   return children;
 }
