@@ -316,12 +316,12 @@ export type Guardrail = ResourceQuota | LimitRange | NetworkPolicy | KeptGuardra
 export type ProjectStatus = {
   /** How many Namespaces this Project owns right now, as observed. */
   namespaces: number;
-  /** How many members the spec lists. */
-  members: number;
   /** The Namespace this Project's name gives it; absent when it cannot have one, or someone else's has that name. */
   namespace?: string;
   /** The ProjectProfile whose guardrails the Namespace gets; while that cannot be read, the one it kept. */
   profile?: string;
+  /** How many members the spec lists. */
+  members: number;
   observedGeneration?: number;
   conditions: ReadyCondition[];
 };
@@ -914,10 +914,10 @@ export function sync(
   const appliedProfile = profile.spec ? profileName : guardrails.map((guardrail) => guardrail.metadata.labels[PROFILE_LABEL]).find(Boolean);
   const status: ProjectStatus = {
     namespaces: Object.keys(observed).length,
-    members: parent.spec?.members?.length ?? 0,
     // Named only where it is, or can become, this Project's: never one that is someone else's.
     ...((refusal || foreign) && !observed[name] ? {} : { namespace: name }),
     ...(appliedProfile ? { profile: appliedProfile } : {}),
+    members: parent.spec?.members?.length ?? 0,
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     conditions: [
       {
