@@ -21,7 +21,7 @@ import { validator } from "hono/validator";
 import { createHash } from "node:crypto";
 import type { Server } from "node:http";
 import * as v from "valibot";
-import { CustomizeRequest, PARENT, REFUSALS, SyncRequest, customize, sync, type Reason, type Refusal } from "./sync.ts";
+import { CustomizeRequest, PARENT, REFUSALS, SyncRequest, customize, sync } from "./sync.ts";
 
 export const SYNC_PATH = "/sync";
 export const CUSTOMIZE_PATH = "/customize";
@@ -234,7 +234,7 @@ function limitBodySize(maxBytes: number): MiddlewareHandler {
   };
 }
 
-const isRefusal = (reason: Reason): reason is Refusal => (REFUSALS as readonly Reason[]).includes(reason);
+const isRefusal = (reason: string) => REFUSALS.includes(reason);
 
 function methodNotAllowed(allow: string) {
   return (c: Context) =>

@@ -5,43 +5,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import * as v from "valibot";
-import {
-  ANNOTATIONS_MAX_BYTES,
-  API_VERSION,
-  GROUP,
-  PARENT,
-  PROFILE,
-  VERSION,
-  DEFAULT_LICENSE,
-  DEFAULT_PROFILE,
-  MAX_ADMITTED_NAMESPACES,
-  MAX_MEMBERS,
-  MAX_QUANTITIES,
-  MEMBER_KINDS,
-  MEMBER_NAME_MAX_LENGTH,
-  MEMBER_RULES,
-  Members,
-  POD_SECURITY_LEVELS,
-  PROFILE_RULES,
-  PROJECT_NAME_RULE,
-  ProfileSpec,
-  QUALIFIED_QUOTA_RESOURCE,
-  QUANTITY,
-  QUOTA_RESOURCES,
-  PROTECTED_BY_LABEL,
-  PROJECT_LABEL,
-  ROLES,
-  COUNTED_RESOURCES,
-  asGoJson,
-  compareQuantities,
-  profileNameOf,
-  isValidNamespaceName,
-  namespaceNameFor,
-  sync,
-} from "../sync.ts";
+import { ANNOTATIONS_MAX_BYTES, API_VERSION, GROUP, PARENT, VERSION, DEFAULT_LICENSE, PROJECT_NAME_RULE, PROJECT_LABEL, asGoJson, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
+import { PROFILE, DEFAULT_PROFILE, MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, POD_SECURITY_LEVELS, PROFILE_RULES, ProfileSpec, QUALIFIED_QUOTA_RESOURCE, QUANTITY, QUOTA_RESOURCES, COUNTED_RESOURCES, compareQuantities, profileNameOf } from "../features/guardrails.ts"; // feature: guardrails
+import { MAX_MEMBERS, MEMBER_KINDS, MEMBER_NAME_MAX_LENGTH, MEMBER_RULES, Members, ROLES } from "../features/members.ts"; // feature: members
+import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { admit, authorizedBy, evaluateCel, schemaErrors, type AdmissionRequest } from "./cel.ts";
-import { MEMBER_CASES } from "./member-cases.ts";
-import { PROFILE_CASES } from "./profile-cases.ts";
+import { MEMBER_CASES } from "./members-cases.ts";
+import { PROFILE_CASES } from "./guardrails-cases.ts";
 import { clock, namespaceIn, namespaces, project, related } from "./helpers.ts";
 import { ANNOTATIONS_LIMIT_BYTES, CLIENT_SIDE_APPLY_ANNOTATION, assertCrdSpells, clientSideApplyCopyBytes, readManifest } from "./manifest.ts";
 
@@ -241,7 +211,7 @@ describe("admission: profiles are admitted by the rules sync applies", () => {
     assert.deepEqual(schemaErrors(profileSpecSchema, defaultProfile.spec, "spec"), []);
     assert.equal(v.safeParse(ProfileSpec, defaultProfile.spec).success, true);
     assert.equal(projectProfileSchema.default, DEFAULT_PROFILE);
-    assert.equal(profileNameOf(project("test")), DEFAULT_PROFILE);
+    assert.equal(profileNameOf({}), DEFAULT_PROFILE);
   });
 
   test("a Project names a profile by a name a ProjectProfile can have", () => {

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
 import { describeObject, kubectlProcess, runE2e as run, type E2eOptions, type Kubectl } from "./e2e.ts";
-import { GROUP, GUARDRAIL_NAMES, NAMESPACE_PREFIX, PARENT, PROFILE } from "../sync.ts";
+import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
+import { GUARDRAIL_NAMES, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { readManifest } from "./manifest.ts";
 import { runObjects } from "./scale.ts";
 import { spawnChild, withTsx } from "./spawn-server.ts";

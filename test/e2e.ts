@@ -27,20 +27,10 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
-import {
-  API_VERSION,
-  DEFAULT_PROFILE,
-  GROUP,
-  GUARDRAIL_NAMES,
-  POD_SECURITY_LABEL,
-  PARENT,
-  PROFILE,
-  PROFILE_LABEL,
-  MEMBER_RULES,
-  PROJECT_NAME_RULE,
-  PROTECTED_BY_LABEL,
-  namespaceNameFor,
-} from "../sync.ts";
+import { API_VERSION, GROUP, PARENT, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
+import { DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
+import { MEMBER_RULES } from "../features/members.ts"; // feature: members
+import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };

@@ -1,33 +1,23 @@
 // Builders for the requests the tests send, so each test states only what it
 // is about, and the table the runtime test and the benchmark print.
+import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import {
   API_VERSION,
-  CLUSTER_ROLES,
-  CLUSTER_ROLE_BINDINGS,
-  DEFAULT_PROFILE,
   LAST_APPLIED_ANNOTATION,
-  LIMIT_RANGES,
   NAMESPACES,
-  NETWORK_POLICIES,
   PARENT,
-  PROFILE,
-  PROFILES,
-  RESOURCE_QUOTAS,
-  ROLE_BINDINGS,
-  type ProfileSpec,
-  type ClusterRole,
-  type ClusterRoleBinding,
-  type Guardrail,
+  type Child,
   type Namespace,
   ObservedChildren,
   RelatedObjects,
   type Project,
   SyncRequest,
-  type RoleBinding,
+  sync,
   type SyncResponse,
 } from "../sync.ts";
+import { DEFAULT_PROFILE, PROFILE, PROFILES, type ProfileSpec } from "../features/guardrails.ts"; // feature: guardrails
 
 // ## Requests for the transport's tests
 //
@@ -35,9 +25,11 @@ import {
 // over HTTP, so they build their requests from sync.ts's schemas alone and
 // need no change when sync.ts is rewritten for another resource.
 
+/** Every group a schema declares, empty. */
+const emptyGroups = (schema: { entries: object }) => Object.fromEntries(Object.keys(schema.entries).map((key) => [key, {}]));
+
 /** A parent just created, with a name and nothing else, and nothing observed or related yet. */
 export function newParentRequest(name: string): SyncRequest {
-  const emptyGroups = (schema: { entries: object }) => Object.fromEntries(Object.keys(schema.entries).map((key) => [key, {}]));
   // Parsed, so a schema that asks for more says so here rather than in a puzzling 422.
   return v.parse(SyncRequest, {
     parent: { apiVersion: API_VERSION, kind: PARENT.kind, metadata: { name } },
@@ -84,57 +76,35 @@ export function namespaces(phases: Record<string, string | null> = {}): Observed
       ...(phase === null ? {} : { status: { phase } }),
     };
   }
-  return {
-    [NAMESPACES]: byName,
-    [ROLE_BINDINGS]: {},
-    [CLUSTER_ROLES]: {},
-    [CLUSTER_ROLE_BINDINGS]: {},
-    [RESOURCE_QUOTAS]: {},
-    [LIMIT_RANGES]: {},
-    [NETWORK_POLICIES]: {},
-  };
+  return { ...emptyGroups(ObservedChildren), [NAMESPACES]: byName };
 }
 
-export type AccessObject = RoleBinding | ClusterRole | ClusterRoleBinding;
-const ACCESS_KINDS = new Set(["RoleBinding", "ClusterRole", "ClusterRoleBinding"]);
-
-/** The access objects an answer asks for: its bindings and the role that reads the Project. */
-export function accessIn(answer: SyncResponse): AccessObject[] {
-  return answer.children.filter((child): child is AccessObject => ACCESS_KINDS.has(child.kind));
+/** The children of these kinds that an answer asks for. */
+export function childrenOfKind<T extends Child>(answer: SyncResponse, kinds: readonly T["kind"][]): T[] {
+  return answer.children.filter((child): child is T => kinds.includes(child.kind));
 }
 
-/** The guardrails an answer asks for, from the Project's profile or kept as observed. */
-export function guardrailsIn(answer: SyncResponse): Guardrail[] {
-  return answer.children.filter((child): child is Guardrail => child.kind !== "Namespace" && !ACCESS_KINDS.has(child.kind));
-}
-
-/** Where Metacontroller files a child of each kind the CompositeController owns. */
-export const GROUP_OF_KIND: Record<string, keyof ObservedChildren> = {
-  Namespace: NAMESPACES,
-  RoleBinding: ROLE_BINDINGS,
-  ClusterRole: CLUSTER_ROLES,
-  ClusterRoleBinding: CLUSTER_ROLE_BINDINGS,
-  ResourceQuota: RESOURCE_QUOTAS,
-  LimitRange: LIMIT_RANGES,
-  NetworkPolicy: NETWORK_POLICIES,
-};
+/** Where Metacontroller files a child of each kind the CompositeController owns: `RoleBinding` in `RoleBinding.rbac.authorization.k8s.io/v1`. */
+export const GROUP_OF_KIND: Record<string, string> = Object.fromEntries(
+  Object.keys(ObservedChildren.entries).map((group) => [group.slice(0, group.indexOf(".")), group]),
+);
 
 /**
  * The same children, with these objects observed as Metacontroller applied
  * them: with its copy of what it applied and its label, namespaced ones under
  * `<namespace>/<name>`, cluster-wide ones by name.
  */
-export function withObserved(children: ObservedChildren, objects: (AccessObject | Guardrail)[]): ObservedChildren {
+export function withObserved(children: ObservedChildren, objects: Child[]): ObservedChildren {
   const observed = structuredClone(children);
   for (const object of objects) {
     const { name } = object.metadata;
     const metadata = {
       ...object.metadata,
       uid: `uid-of-${name}`,
-      labels: { ...("labels" in object.metadata ? object.metadata.labels : {}), "controller-uid": "uid-of-project" },
+      labels: { ...("labels" in object.metadata ? (object.metadata.labels as Record<string, string>) : {}), "controller-uid": "uid-of-project" },
       annotations: { [LAST_APPLIED_ANNOTATION]: JSON.stringify(object) },
     };
-    const key = "namespace" in object.metadata ? `${object.metadata.namespace}/${name}` : name;
+    const key = object.metadata.namespace ? `${object.metadata.namespace}/${name}` : name;
     const group = GROUP_OF_KIND[object.kind];
     if (!group) throw new Error(`no group of children for ${object.kind}`);
     (observed[group] as Record<string, unknown>)[key] = { ...structuredClone(object), metadata };
@@ -151,7 +121,7 @@ type Owner = { kind: string; name: string; controller?: boolean };
  */
 export function related(
   byName: Record<string, { phase?: string; owners?: Owner[] }> = {},
-  profiles: Record<string, ProfileSpec | Record<string, unknown>> = { [DEFAULT_PROFILE]: {} },
+  profiles: Record<string, ProfileSpec | Record<string, unknown>> = { [DEFAULT_PROFILE]: {} }, // feature: guardrails
 ): RelatedObjects {
   const namespaces: NonNullable<RelatedObjects[typeof NAMESPACES]> = {};
   for (const [name, { phase, owners }] of Object.entries(byName)) {
@@ -163,20 +133,18 @@ export function related(
       ...(phase ? { status: { phase } } : {}),
     };
   }
-  const profileObjects = Object.fromEntries(
-    Object.entries(profiles).map(([name, spec]) => [name, { apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name }, spec }]),
+  const objects: RelatedObjects = { ...emptyGroups(RelatedObjects), [NAMESPACES]: namespaces };
+  // feature: guardrails
+  objects[PROFILES] = Object.fromEntries(
+    Object.entries(profiles).map(([name, spec]) => [name, { apiVersion: PROFILE.apiVersion, kind: PROFILE.kind, metadata: { name }, spec }]),
   );
-  return { [NAMESPACES]: namespaces, [PROFILES]: profileObjects };
+  // end feature: guardrails
+  return objects;
 }
 
 /** The first Namespace an answer asks for: the Project's own, where it asks for one. */
 export function namespaceIn(answer: SyncResponse): Namespace | undefined {
   return answer.children.find((child): child is Namespace => child.kind === "Namespace");
-}
-
-/** The RoleBindings an answer asks for. */
-export function roleBindingsIn(answer: SyncResponse): RoleBinding[] {
-  return answer.children.filter((child): child is RoleBinding => child.kind === "RoleBinding");
 }
 
 export function deepFreeze<T>(value: T): T {
@@ -194,4 +162,46 @@ export function markdownTable(header: string[], rows: string[][]): string {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
   const line = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(" | ")} |`;
   return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join("\n");
+}
+
+/** Two moments for `sync` to stamp transitions with: a first sync, and a later one. */
+export const at = clock("2026-11-30T12:00:00.123Z");
+export const later = clock("2026-12-01T08:30:00Z");
+
+export function ready(answer: SyncResponse) {
+  const [condition] = answer.status.conditions;
+  if (!condition) throw new Error("the answer has no Ready condition");
+  return condition;
+}
+
+/** What a user reads off the Ready condition, without the times. */
+export function verdict(answer: SyncResponse) {
+  const { status, reason, message } = ready(answer);
+  return { status, reason, message };
+}
+
+export type NeverLoseCase = { parent: Project; children: ObservedChildren; related?: RelatedObjects };
+
+/** Namespaces observed Active, each with annotations of its own besides those sync writes. */
+export function having(...names: string[]): ObservedChildren {
+  const children = namespaces(Object.fromEntries(names.map((name) => [name, "Active"])));
+  for (const name of names) {
+    children[NAMESPACES][name]!.metadata = { name, annotations: { description: "what was there", license: "MIT", "team.example.com/owner": "ops" } };
+  }
+  return children;
+}
+
+/**
+ * The invariant: an answer that refuses for `reason` still holds every
+ * Namespace observed, and, unless `annotationsFollowSpec`, the annotations
+ * sync owns exactly as they were.
+ */
+export function assertKeepsEveryNamespace(reason: string, { parent, children, related: relatedObjects = related() }: NeverLoseCase, annotationsFollowSpec = false) {
+  const answer = sync(parent, children, relatedObjects, at);
+  assert.equal(ready(answer).reason, reason);
+  for (const name of Object.keys(children[NAMESPACES])) {
+    const kept = answer.children.find((child) => child.kind === "Namespace" && child.metadata.name === name) as Namespace | undefined;
+    assert.ok(kept, `${name} is in the answer`);
+    if (!annotationsFollowSpec) assert.deepEqual(kept.metadata.annotations, { description: "what was there", license: "MIT" });
+  }
 }

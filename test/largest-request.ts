@@ -20,24 +20,9 @@
 // Objects that only cluster admins write (a profile, the CompositeController)
 // are taken as k8s.yaml ships them: docs/operating.md says when to raise the
 // limit for larger ones.
-import {
-  API_VERSION,
-  DEFAULT_PROFILE,
-  GROUP,
-  LAST_APPLIED_ANNOTATION,
-  MAX_MEMBERS,
-  MEMBER_NAME_MAX_LENGTH,
-  NAMESPACES,
-  PARENT,
-  PROFILE,
-  PROFILES,
-  ROLES,
-  asGoJson,
-  sync,
-  type ObservedChildren,
-  type Project,
-  type SyncResponse,
-} from "../sync.ts";
+import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, asGoJson, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
+import { DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
+import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
 import { GROUP_OF_KIND } from "./helpers.ts";
 import { CLIENT_SIDE_APPLY_ANNOTATION, readManifest } from "./manifest.ts";
 

@@ -468,7 +468,8 @@ describe("manifest: the embedded code", () => {
   // esbuild marks where each input file starts with a `// path` comment.
   const inputsOf = (bundle: string) => new Set([...bundle.matchAll(/^\/\/ (\S+\.m?[jt]s)$/gm)].map(([, path = ""]) => path));
   test("webhook.mjs holds only our code, and dependencies.mjs only the packages' code", () => {
-    assert.deepEqual([...inputsOf(configMap.data[BUNDLE_FILE])].sort(), ["main.ts", "sync.ts"]);
+    const ours = readdirSync(new URL("../features/", import.meta.url)).map((file) => `features/${file}`);
+    assert.deepEqual([...inputsOf(configMap.data[BUNDLE_FILE])].sort(), [...ours, "main.ts", "sync.ts"].sort());
     const packages = [...inputsOf(dependenciesConfigMap.data[DEPENDENCIES_FILE])];
     assert.ok(packages.length > 0 && packages.every((path) => path.startsWith("node_modules/")), packages.join(", "));
   });

@@ -15,7 +15,8 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
-import { API_VERSION, GROUP, GUARDRAIL_NAMES, PARENT, PROFILE, PROFILE_LABEL } from "../sync.ts";
+import { API_VERSION, GROUP, PARENT } from "../sync.ts";
+import { GUARDRAIL_NAMES, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { kubectlProcess } from "./e2e.ts";
 
 const count = Number(process.argv[2] ?? "100");

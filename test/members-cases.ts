@@ -2,7 +2,7 @@
 // must agree on: the CRD at admission (admission.test.ts) and `sync`, for
 // Projects admitted before the rules (sync.test.ts). Each bad case names the
 // rule it breaks, so both can be held to saying why in the same words.
-import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, MEMBER_RULES } from "../sync.ts";
+import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, MEMBER_RULES } from "../features/members.ts";
 
 export type MemberCase = { what: string; members: Record<string, unknown>[]; breaks?: keyof typeof MEMBER_RULES };
 

@@ -2,7 +2,7 @@
 // profile must agree on: the CRD at admission (admission.test.ts) and `sync`,
 // for profiles admitted before the rules (sync.test.ts). Each bad case names
 // the rule it breaks, so both can be held to saying why in the same words.
-import { MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, PROFILE_RULES } from "../sync.ts";
+import { MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, PROFILE_RULES } from "../features/guardrails.ts";
 
 export type ProfileCase = { what: string; spec: Record<string, unknown>; breaks?: keyof typeof PROFILE_RULES };
 

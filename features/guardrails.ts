@@ -1,0 +1,411 @@
+/**
+ * # Guardrails: every Project's Namespace gets the limits its profile sets
+ *
+ * A platform team expects every Namespace to come with limits, or one team
+ * can starve the cluster or reach into another's pods. Cluster admins write
+ * them once, as a ProjectProfile (agrrh.com/v1, cluster-scoped); a Project
+ * names one in `spec.profile`, or gets `default`. Each part of a profile is
+ * optional and becomes one object in the Project's Namespace (a
+ * ResourceQuota, a LimitRange with default container limits, a
+ * NetworkPolicy), or its Pod Security label.
+ *
+ * The customize hook asks for the profile by name: when an admin edits it,
+ * every Project that names it is synced again, so a changed quota reaches
+ * them all at once and not only new Projects; when it is missing, `sync`
+ * can say so. A profile that cannot be read leaves the Namespace's
+ * guardrails as they are, and no Namespace is made without them.
+ *
+ * Read top to bottom: the names, the request's parts, the rules of a
+ * profile, what it becomes, and the plan `sync` composes.
+ */
+import * as v from "valibot";
+import type { Child, Feature, Readiness } from "../sync.ts";
+
+// ## The names
+//
+// Spelled out, not built from sync.ts's GROUP: a feature imports only types
+// from sync.ts (guardrails.test.ts proves the spellings agree).
+export const PROFILE = { kind: "ProjectProfile", plural: "projectprofiles", apiVersion: "agrrh.com/v1" } as const;
+export const PROFILES = `${PROFILE.kind}.${PROFILE.apiVersion}` as const;
+export const RESOURCE_QUOTAS = "ResourceQuota.v1";
+export const LIMIT_RANGES = "LimitRange.v1";
+export const NETWORK_POLICIES = "NetworkPolicy.networking.k8s.io/v1";
+
+// ## The request
+//
+// A ResourceQuota, LimitRange or NetworkPolicy is read whole: to tell
+// whether it is as asked, and to keep it as it is while its profile is
+// missing.
+const ObservedGuardrail = v.looseObject({
+  metadata: v.optional(v.looseObject({ labels: v.nullish(v.record(v.string(), v.string())) })),
+  spec: v.nullish(v.looseObject({})),
+});
+const children = { [RESOURCE_QUOTAS]: ObservedGuardrail, [LIMIT_RANGES]: ObservedGuardrail, [NETWORK_POLICIES]: ObservedGuardrail };
+type ObservedGuardrails = { [G in keyof typeof children]: Record<string, v.InferOutput<typeof ObservedGuardrail>> };
+
+// A profile is checked against the rules below by `sync`, not by the
+// request's schema: a profile admitted before those rules existed then gets
+// its Projects a status that names what is wrong, instead of a refused
+// request.
+const related = { [PROFILES]: v.looseObject({ spec: v.nullish(v.unknown()) }) };
+type RelatedProfiles = { [PROFILES]?: Record<string, { spec?: unknown }> };
+
+const spec = { profile: v.nullish(v.string()) };
+
+// ## The rules
+/** What every guardrail carries: its place in the Project's Namespace, and the profile it came from under PROFILE_LABEL. */
+type GuardrailMetadata = { name: string; namespace: string; labels: Record<string, string> };
+/** Kubernetes quantities by resource name, as a profile writes them ("500m", "4Gi"). */
+export type Quantities = Record<string, string>;
+
+export type ResourceQuota = { apiVersion: "v1"; kind: "ResourceQuota"; metadata: GuardrailMetadata; spec: { hard: Quantities } };
+
+export type LimitRange = {
+  apiVersion: "v1";
+  kind: "LimitRange";
+  metadata: GuardrailMetadata;
+  spec: { limits: [{ type: "Container"; default?: Quantities; defaultRequest?: Quantities }] };
+};
+
+type NamespaceSelector = { matchExpressions: [{ key: "kubernetes.io/metadata.name"; operator: "In"; values: string[] }] };
+export type NetworkPolicy = {
+  apiVersion: "networking.k8s.io/v1";
+  kind: "NetworkPolicy";
+  metadata: GuardrailMetadata;
+  spec: {
+    podSelector: Record<string, never>;
+    policyTypes: ["Ingress"];
+    ingress: [{ from: ({ podSelector: Record<string, never> } | { namespaceSelector: NamespaceSelector })[] }];
+  };
+};
+
+/** A guardrail as observed and kept while its profile cannot be read: whatever spec it has. */
+type KeptGuardrail = { apiVersion: string; kind: GuardrailKind; metadata: GuardrailMetadata; spec: Record<string, unknown> };
+export type Guardrail = ResourceQuota | LimitRange | NetworkPolicy | KeptGuardrail;
+
+// Projects that name no profile use `default`. Each guardrail carries the
+// profile's name, so that the status can tell which profile a Namespace
+// really has.
+export const DEFAULT_PROFILE = "default";
+export const PROFILE_LABEL = "agrrh.com/profile";
+export const POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce";
+export const POD_SECURITY_LEVELS = ["privileged", "baseline", "restricted"] as const;
+export const GUARDRAIL_NAMES = { ResourceQuota: "project-quota", LimitRange: "project-limits", NetworkPolicy: "project-isolation" } as const;
+type GuardrailKind = keyof typeof GUARDRAIL_NAMES;
+// Where Metacontroller files each kind among the children.
+const GUARDRAIL_GROUPS = { ResourceQuota: RESOURCE_QUOTAS, LimitRange: LIMIT_RANGES, NetworkPolicy: NETWORK_POLICIES } as const;
+const GUARDRAIL_KINDS = Object.keys(GUARDRAIL_NAMES) as GuardrailKind[];
+
+/** The guardrail of that kind observed in the Namespace, keyed `<namespace>/<name>` as Metacontroller files it. */
+function observedGuardrail(children: ObservedGuardrails, namespace: string, kind: GuardrailKind) {
+  return children[GUARDRAIL_GROUPS[kind]][`${namespace}/${GUARDRAIL_NAMES[kind]}`];
+}
+
+export function profileNameOf(spec: { profile?: string | null }): string {
+  return spec.profile || DEFAULT_PROFILE;
+}
+
+// The API server refuses a ResourceQuota or LimitRange it cannot read, and
+// Metacontroller would retry that create for ever, so a profile holds only
+// what they accept. The CRD applies the same rules at admission, in the same
+// words (manifest.test.ts judges one table of profiles by both).
+//
+// Quantities are a subset of Kubernetes' own: no sign, no exponent, no n or
+// u, at most 3 decimals and none on m. Every such value is a whole number of
+// milli-units, which the API server stores exactly; a finer one it would
+// round up ("0.5m" to "1m", seen on 1.36), and Metacontroller would then
+// write it back on every sync. It may write the same value another way
+// ("0.5" as "500m", "1000" as "1k"), and `sync` then asks for it written
+// that way (see `asObservedIfEqual`), for the same reason.
+export const QUANTITY = /^[0-9]{1,15}((\.[0-9]{1,3})?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?|m)$/;
+// What a ResourceQuota's `hard` may name: Kubernetes' standard quota
+// resources, huge pages, or a name with a `/` (count/deployments.apps,
+// gold.storageclass.storage.k8s.io/requests.storage). Objects are counted
+// in whole numbers: the API server refuses `pods: "0.5"`.
+export const COUNTED_RESOURCES = [
+  "pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps", "persistentvolumeclaims",
+  "services.nodeports", "services.loadbalancers",
+] as const;
+export const QUOTA_RESOURCES = [
+  ...COUNTED_RESOURCES,
+  "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.storage", "requests.ephemeral-storage",
+  "limits.cpu", "limits.memory", "limits.ephemeral-storage",
+] as const;
+export const QUALIFIED_QUOTA_RESOURCE = new RegExp(
+  String.raw`^((requests\.)?hugepages-[0-9]+(Ki|Mi|Gi)|[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$`,
+);
+export const LIMITED_RESOURCES = ["cpu", "memory", "ephemeral-storage"] as const;
+export const MAX_QUANTITIES = 32;
+export const MAX_ADMITTED_NAMESPACES = 32;
+// A namespace's name is a DNS-1123 label.
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export const PROFILE_RULES = {
+  quantity:
+    "a quantity is a number with at most 3 decimals and an optional unit (k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi or Ei), " +
+    "or a whole number of m, such as 500m, 2 or 4Gi; quote it",
+  count: `${COUNTED_RESOURCES.join(", ")} and resources named with a / are counted in whole numbers`,
+  quotaResource: `a quota limits ${QUOTA_RESOURCES.join(", ")}, hugepages-<size>, or a resource named with a /, such as count/deployments.apps`,
+  limitedResource: `default requests and limits are for ${LIMITED_RESOURCES.join(", ")} only`,
+  requestOverLimit: "a default request is at most the default limit of the same resource",
+  admittedNamespace: `networkPolicy.allowFromNamespaces lists at most ${MAX_ADMITTED_NAMESPACES} namespace names, each once`,
+  podSecurity: `podSecurity is one of ${POD_SECURITY_LEVELS.join(", ")}`,
+  most: `a profile lists at most ${MAX_QUANTITIES} quantities in each map`,
+} as const;
+
+// A quantity's exact value as digits × 10^e × 2^b, so that two can be
+// compared without floating-point error.
+const DECIMAL_SUFFIXES: Record<string, number> = { "": 0, m: -3, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BINARY_SUFFIXES: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+
+function quantityValue(quantity: string): { digits: bigint; exp10: number; exp2: number } {
+  const [, whole = "", fraction = "", suffix = ""] = /^([0-9]+)(?:\.([0-9]+))?([A-Za-z]*)$/.exec(quantity) ?? [];
+  return {
+    digits: BigInt(whole + fraction),
+    exp10: (DECIMAL_SUFFIXES[suffix] ?? 0) - fraction.length,
+    exp2: BINARY_SUFFIXES[suffix] ?? 0,
+  };
+}
+
+/**
+ * Whether a quantity matching QUANTITY is a whole number a 64-bit integer
+ * holds, as Kubernetes' CEL `quantity(...).isInteger()` judges it: the API
+ * server refuses any other count of objects.
+ */
+export function isWholeQuantity(quantity: string): boolean {
+  const { digits, exp10, exp2 } = quantityValue(quantity);
+  const whole = exp10 >= 0 || (digits * 2n ** BigInt(exp2)) % 10n ** BigInt(-exp10) === 0n;
+  return whole && compareQuantities(quantity, String(2n ** 63n - 1n)) <= 0;
+}
+
+/** Negative, zero or positive as `a` is less than, equal to or more than `b`; both must match QUANTITY. */
+export function compareQuantities(a: string, b: string): number {
+  const [x, y] = [quantityValue(a), quantityValue(b)];
+  const exp10 = Math.min(x.exp10, y.exp10);
+  const scaled = ({ digits, exp10: own, exp2 }: typeof x) => digits * 2n ** BigInt(exp2) * 10n ** BigInt(own - exp10);
+  const [left, right] = [scaled(x), scaled(y)];
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+const quantities = (keyRule: (key: string) => boolean, keyMessage: string) =>
+  v.pipe(
+    v.record(v.string(), v.pipe(v.string(PROFILE_RULES.quantity), v.regex(QUANTITY, PROFILE_RULES.quantity))),
+    v.check((map) => Object.keys(map).length <= MAX_QUANTITIES, PROFILE_RULES.most),
+    v.check((map) => Object.keys(map).every(keyRule), keyMessage),
+  );
+const isQuotaResource = (key: string) => (QUOTA_RESOURCES as readonly string[]).includes(key) || QUALIFIED_QUOTA_RESOURCE.test(key);
+const isCounted = (key: string) => (COUNTED_RESOURCES as readonly string[]).includes(key) || key.includes("/");
+const isLimitedResource = (key: string) => (LIMITED_RESOURCES as readonly string[]).includes(key);
+
+export const ProfileSpec = v.looseObject({
+  resourceQuota: v.optional(
+    v.looseObject({
+      hard: v.pipe(
+        quantities(isQuotaResource, PROFILE_RULES.quotaResource),
+        v.check((hard) => Object.entries(hard).every(([key, quantity]) => !isCounted(key) || isWholeQuantity(quantity)), PROFILE_RULES.count),
+      ),
+    }),
+  ),
+  limitRange: v.optional(
+    v.pipe(
+      v.looseObject({
+        default: v.optional(quantities(isLimitedResource, PROFILE_RULES.limitedResource)),
+        defaultRequest: v.optional(quantities(isLimitedResource, PROFILE_RULES.limitedResource)),
+      }),
+      v.check(
+        ({ default: limits = {}, defaultRequest = {} }) =>
+          Object.entries(defaultRequest).every(([key, request]) => limits[key] === undefined || compareQuantities(request, limits[key]) <= 0),
+        PROFILE_RULES.requestOverLimit,
+      ),
+    ),
+  ),
+  networkPolicy: v.optional(
+    v.looseObject({
+      allowFromNamespaces: v.optional(
+        v.pipe(
+          v.array(v.pipe(v.string(PROFILE_RULES.admittedNamespace), v.regex(DNS1123_LABEL, PROFILE_RULES.admittedNamespace), v.maxLength(63, PROFILE_RULES.admittedNamespace))),
+          v.maxLength(MAX_ADMITTED_NAMESPACES, PROFILE_RULES.admittedNamespace),
+          v.check((names) => new Set(names).size === names.length, PROFILE_RULES.admittedNamespace),
+        ),
+      ),
+    }),
+  ),
+  podSecurity: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
+});
+export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
+
+// What a valid profile asks for in the Project's Namespace. A quantity the
+// API server stored another way but with the same value is asked for as
+// stored; one of another value is put back as the profile says.
+function guardrailsFor(namespace: string, profileName: string, profile: ProfileSpec, children: ObservedGuardrails): Guardrail[] {
+  const metadata = (kind: GuardrailKind): GuardrailMetadata => ({
+    name: GUARDRAIL_NAMES[kind],
+    namespace,
+    labels: { [PROFILE_LABEL]: profileName },
+  });
+  const observedSpec = (kind: GuardrailKind): any => observedGuardrail(children, namespace, kind)?.spec;
+  const guardrails: Guardrail[] = [];
+  const { resourceQuota, limitRange, networkPolicy } = profile;
+  if (resourceQuota) {
+    const hard = asObservedIfEqual(resourceQuota.hard, observedSpec("ResourceQuota")?.hard);
+    guardrails.push({ apiVersion: "v1", kind: "ResourceQuota", metadata: metadata("ResourceQuota"), spec: { hard } });
+  }
+  if (limitRange) {
+    // The API server fills in a default request from the default limit;
+    // asking for that too keeps the answer equal to what is stored.
+    const observed = observedSpec("LimitRange")?.limits?.[0];
+    const limits = limitRange.default && asObservedIfEqual(limitRange.default, observed?.default);
+    const requests = { ...limitRange.default, ...limitRange.defaultRequest };
+    const defaultRequest = Object.keys(requests).length ? asObservedIfEqual(requests, observed?.defaultRequest) : undefined;
+    guardrails.push({
+      apiVersion: "v1",
+      kind: "LimitRange",
+      metadata: metadata("LimitRange"),
+      spec: { limits: [{ type: "Container", ...(limits ? { default: limits } : {}), ...(defaultRequest ? { defaultRequest } : {}) }] },
+    });
+  }
+  if (networkPolicy) {
+    // Pods of the Project's own Namespace, and of every namespace the profile names.
+    const admitted = networkPolicy.allowFromNamespaces ?? [];
+    const fromNamespaces: NamespaceSelector[] = admitted.length
+      ? [{ matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: admitted }] }]
+      : [];
+    guardrails.push({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: metadata("NetworkPolicy"),
+      spec: {
+        podSelector: {},
+        policyTypes: ["Ingress"],
+        ingress: [{ from: [{ podSelector: {} }, ...fromNamespaces.map((namespaceSelector) => ({ namespaceSelector }))] }],
+      },
+    });
+  }
+  return guardrails;
+}
+
+function asObservedIfEqual(wanted: Quantities, observed: unknown): Quantities {
+  const stored = (observed ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(wanted).map(([key, quantity]) => {
+      const current = stored[key];
+      const same = typeof current === "string" && QUANTITY.test(current) && compareQuantities(current, quantity) === 0;
+      return [key, same ? current : quantity];
+    }),
+  );
+}
+
+/** The guardrails observed in the Project's Namespace, kept exactly as they are. */
+function guardrailsAsObserved(namespace: string, children: ObservedGuardrails): Guardrail[] {
+  return GUARDRAIL_KINDS.flatMap((kind): Guardrail[] => {
+    const observed = observedGuardrail(children, namespace, kind);
+    if (!observed) return [];
+    const profile = observed.metadata?.labels?.[PROFILE_LABEL];
+    const group = GUARDRAIL_GROUPS[kind];
+    return [{
+      apiVersion: group.slice(group.indexOf(".") + 1),
+      kind,
+      metadata: { name: GUARDRAIL_NAMES[kind], namespace, labels: profile ? { [PROFILE_LABEL]: profile } : ({} as Record<string, string>) },
+      spec: { ...observed.spec },
+    }];
+  });
+}
+
+type ProfileReading = { spec: ProfileSpec; problem?: undefined } | { spec?: undefined; problem: Readiness };
+
+/** The profile's spec, or why it cannot be read, saying what becomes of the Namespace (`undefined` where there is none yet). */
+function readProfile(profileName: string, related: RelatedProfiles, namespace: string | undefined): ProfileReading {
+  const found = related[PROFILES]?.[profileName];
+  const keeping = namespace
+    ? `Namespace ${namespace} keeps the guardrails it has, and is otherwise left as it is`
+    : "no Namespace is created without guardrails";
+  if (!found) {
+    return {
+      problem: {
+        status: "False",
+        reason: "ProfileNotFound",
+        message:
+          `ProjectProfile ${profileName} does not exist, so ${keeping}. ` +
+          "Set spec.profile to one that does (kubectl get projectprofiles), or ask a cluster admin to create it.",
+      },
+    };
+  }
+  const spec = v.safeParse(ProfileSpec, found.spec ?? {});
+  if (spec.success) return { spec: spec.output };
+  const problems = [...new Set(spec.issues.map((issue) => `spec${pathOf(issue)}: ${issue.message}`))];
+  return {
+    problem: {
+      status: "False",
+      reason: "InvalidProfile",
+      message: `ProjectProfile ${profileName} breaks its rules (${problems.join("; ")}), so ${keeping}. A cluster admin must fix it.`,
+    },
+  };
+}
+
+/** `.resourceQuota.hard` or `[2]`: where in the object an issue is. */
+function pathOf(issue: v.BaseIssue<unknown>): string {
+  return (issue.path ?? []).map(({ key }) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`)).join("");
+}
+
+// Metacontroller's merge cannot take back a selector added by hand to the
+// NetworkPolicy's `podSelector: {}`, which would leave the other pods open.
+// Left out of one answer, the policy is deleted, and made afresh on the next.
+function narrowedByHand(children: ObservedGuardrails, guardrail: Guardrail): boolean {
+  const selector = guardrail.kind === "NetworkPolicy" ? observedGuardrail(children, guardrail.metadata.namespace, "NetworkPolicy")?.spec?.["podSelector"] : undefined;
+  return typeof selector === "object" && selector !== null && Object.keys(selector).length > 0;
+}
+
+// A guardrail is in place when every field the answer sets is stored with
+// that value (quantities compared by value); `sync` waits, too, for any of
+// these kinds the profile no longer asks for to be removed.
+function holds(observed: unknown, wanted: unknown): boolean {
+  if (typeof wanted === "string" && QUANTITY.test(wanted)) {
+    return typeof observed === "string" && QUANTITY.test(observed) && compareQuantities(observed, wanted) === 0;
+  }
+  if (Array.isArray(wanted)) {
+    return Array.isArray(observed) && observed.length === wanted.length && wanted.every((item, index) => holds(observed[index], item));
+  }
+  if (wanted !== null && typeof wanted === "object") {
+    if (observed === null || typeof observed !== "object") return false;
+    const entries = Object.entries(wanted);
+    // `{}` selects everything: a selector narrowed by hand is not as asked.
+    if (entries.length === 0) return Object.keys(observed).length === 0;
+    return entries.every(([key, value]) => holds((observed as Record<string, unknown>)[key], value));
+  }
+  return observed === wanted;
+}
+
+// ## The plan
+//
+// A profile that cannot be read (missing, or admitted before its rules)
+// leaves the Namespace's guardrails and Pod Security label as observed: a
+// quota is never dropped because its profile was briefly gone. Guardrails go
+// only into the Project's own Namespace once it is Active: never into one
+// being deleted.
+export const guardrails: Feature<typeof spec, typeof children, typeof related> = {
+  spec,
+  children,
+  related,
+  customize: (_project, spec) => [{ apiVersion: PROFILE.apiVersion, resource: PROFILE.plural, names: [profileNameOf(spec)] }],
+  refusals: ["ProfileNotFound", "InvalidProfile"],
+  reasons: ["WaitingForGuardrails"],
+  plan: ({ spec, namespace, observed, active, children, related }) => {
+    const profileName = profileNameOf(spec);
+    const profile = readProfile(profileName, related, observed ? namespace : undefined);
+    const podSecurity = profile.spec ? profile.spec.podSecurity : observed?.metadata?.labels?.[POD_SECURITY_LABEL];
+    const wanted = profile.spec ? (active ? guardrailsFor(namespace, profileName, profile.spec, children) : []) : guardrailsAsObserved(namespace, children);
+    const applied = profile.spec ? profileName : wanted.map((guardrail) => guardrail.metadata.labels[PROFILE_LABEL]).find(Boolean);
+    return {
+      children: wanted,
+      remake: profile.problem ? [] : wanted.filter((guardrail) => narrowedByHand(children, guardrail)),
+      labels: podSecurity ? { [POD_SECURITY_LABEL]: podSecurity } : undefined,
+      status: applied ? { profile: applied } : undefined,
+      unavailable: profile.problem,
+      waiting: {
+        reason: "WaitingForGuardrails",
+        notYet: wanted.filter((guardrail) => !holds(observedGuardrail(children, namespace, guardrail.kind), guardrail)).map((guardrail) => [guardrail.kind, guardrail.metadata.name]),
+        toBe: "as its profile says",
+      },
+    };
+  },
+};

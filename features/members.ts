@@ -1,0 +1,404 @@
+/**
+ * # Members: access for the people a Project lists, and nobody else
+ *
+ * A Project's `spec.members` says who may work in its Namespace, and how:
+ * each member gets one of Kubernetes' built-in ClusterRoles there, bound by a
+ * RoleBinding, and may read the Project itself. Members get access once the
+ * features before this one (the guardrails) are in place, so that nothing
+ * they run escapes them. Whatever else grants access through the Project's
+ * bindings, added by hand, is taken back.
+ *
+ * k8s.yaml holds the rest of the concern: the self-service policy (whoever
+ * creates a Project is one of its admin members, and only they change it),
+ * the requester role, and the guard on RoleBindings written in the
+ * Namespace by anyone else.
+ *
+ * Read top to bottom: the names, the request's parts, who may be a member,
+ * the bindings, and the plan `sync` composes.
+ */
+import * as v from "valibot";
+import type { Feature, Readiness } from "../sync.ts";
+
+// ## The names
+//
+// Spelled out, not taken from sync.ts: a feature imports only types from
+// it (members.test.ts proves the spellings agree).
+export const PROJECTS = { group: "agrrh.com", plural: "projects", singular: "project" } as const;
+export const LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-configuration";
+export const ROLE_BINDINGS = "RoleBinding.rbac.authorization.k8s.io/v1";
+export const CLUSTER_ROLES = "ClusterRole.rbac.authorization.k8s.io/v1";
+export const CLUSTER_ROLE_BINDINGS = "ClusterRoleBinding.rbac.authorization.k8s.io/v1";
+
+// ## The request
+//
+// Members are taken as a list here and checked against the rules below by
+// `sync`: a Project admitted before those rules existed then gets a status
+// that says what is wrong, instead of a refused request that stalls it.
+const spec = { members: v.nullish(v.array(v.unknown())) };
+
+// A RoleBinding or ClusterRoleBinding is read for what it grants, to tell
+// whether it is as asked, and for the copy of our last answer that
+// Metacontroller keeps on it, to tell a subject added by hand from one we
+// asked for before.
+const ObservedBinding = v.looseObject({
+  metadata: v.optional(v.looseObject({ annotations: v.nullish(v.record(v.string(), v.string())) })),
+  roleRef: v.looseObject({ name: v.string() }),
+  subjects: v.nullish(
+    v.array(v.looseObject({ kind: v.string(), name: v.string(), namespace: v.nullish(v.string()) })),
+  ),
+});
+
+const children = { [ROLE_BINDINGS]: ObservedBinding, [CLUSTER_ROLES]: v.looseObject({}), [CLUSTER_ROLE_BINDINGS]: ObservedBinding };
+type ObservedBindings = { [G in keyof typeof children]: Record<string, v.InferOutput<(typeof children)[G]>> };
+type ObservedBinding = v.InferOutput<typeof ObservedBinding>;
+
+// ## The answer
+
+/** A subject as the API server stores it: Users and Groups carry the RBAC group, ServiceAccounts none. */
+export type Subject =
+  | { kind: "User" | "Group"; apiGroup: "rbac.authorization.k8s.io"; name: string }
+  | { kind: "ServiceAccount"; name: string; namespace: string };
+
+export type RoleBinding = {
+  apiVersion: "rbac.authorization.k8s.io/v1";
+  kind: "RoleBinding";
+  metadata: { name: string; namespace: string };
+  roleRef: { apiGroup: "rbac.authorization.k8s.io"; kind: "ClusterRole"; name: Role };
+  subjects: Subject[];
+};
+
+/** What lets a Project's members read the Project itself, which no RoleBinding in its Namespace can. */
+export type ClusterRole = {
+  apiVersion: "rbac.authorization.k8s.io/v1";
+  kind: "ClusterRole";
+  metadata: { name: string };
+  rules: [{ apiGroups: [typeof PROJECTS.group]; resources: [typeof PROJECTS.plural]; resourceNames: [string]; verbs: ["get", "watch"] }];
+};
+
+export type ClusterRoleBinding = {
+  apiVersion: "rbac.authorization.k8s.io/v1";
+  kind: "ClusterRoleBinding";
+  metadata: { name: string };
+  roleRef: { apiGroup: "rbac.authorization.k8s.io"; kind: "ClusterRole"; name: string };
+  subjects: Subject[];
+};
+
+type Binding = RoleBinding | ClusterRoleBinding;
+
+// ## Who may be a member
+//
+// Members get access through Kubernetes' built-in ClusterRoles, bound in the
+// Project's Namespace: `admin` manages everything there, including access;
+// `edit` changes workloads; `view` reads. The CRD refuses what breaks these
+// rules at admission, in the same words (manifest.test.ts checks that both
+// judge one table of members alike); `sync` checks them again for Projects
+// admitted before the rules existed.
+export const ROLES = ["admin", "edit", "view"] as const;
+export type Role = (typeof ROLES)[number];
+export const MEMBER_KINDS = ["User", "Group", "ServiceAccount"] as const;
+
+// 100 members of 253 characters, each character escaped to six bytes in
+// Metacontroller's JSON copy, still fit one RoleBinding's annotations.
+export const MAX_MEMBERS = 100;
+export const MEMBER_NAME_MAX_LENGTH = 253;
+
+// What the API server demands of a ServiceAccount subject, so that a
+// RoleBinding it would refuse is never asked for: its namespace's name is a
+// DNS-1123 label, its own a subdomain.
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const SERVICE_ACCOUNTS_OF_A_NAMESPACE = /^system:serviceaccounts:[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export const MEMBER_RULES = {
+  kind: `a member's kind is one of ${MEMBER_KINDS.join(", ")}`,
+  role: `a member's role is one of ${ROLES.join(", ")}`,
+  name: `a member's name is 1 to ${MEMBER_NAME_MAX_LENGTH} characters`,
+  serviceAccount:
+    "a ServiceAccount member needs the namespace it lives in, and both names must be " +
+    "lowercase letters, digits, '-' or '.'",
+  cluster: "only a ServiceAccount member has a namespace: Users and Groups are cluster-wide",
+  once: "each User, Group or ServiceAccount is listed once, with one role",
+  everyone:
+    "a User or Group named system:... stands for everyone or for the cluster itself; name a ServiceAccount " +
+    "as kind ServiceAccount, or all of one namespace's as Group system:serviceaccounts:<namespace>",
+  most: `a Project has at most ${MAX_MEMBERS} members`,
+  ownServiceAccount:
+    "a ServiceAccount of the Project's own Namespace is at most an edit member: every edit member there can act as it",
+} as const;
+
+const Member = v.pipe(
+  v.looseObject(
+    {
+      kind: v.picklist(MEMBER_KINDS, MEMBER_RULES.kind),
+      name: v.pipe(
+        v.string(MEMBER_RULES.name),
+        v.nonEmpty(MEMBER_RULES.name),
+        // In characters (code points), as the API server counts a CRD's
+        // maxLength; valibot's maxLength counts UTF-16 units, two an emoji.
+        v.check((name) => [...name].length <= MEMBER_NAME_MAX_LENGTH, MEMBER_RULES.name),
+      ),
+      namespace: v.optional(v.string(MEMBER_RULES.serviceAccount)),
+      role: v.picklist(ROLES, MEMBER_RULES.role),
+    },
+    // A missing field breaks the rule of that field; anything else is no member at all.
+    (issue) => {
+      const field = issue.path?.[0]?.key;
+      return field === "kind" || field === "name" || field === "role"
+        ? MEMBER_RULES[field]
+        : "a member is an object with kind, name and role";
+    },
+  ),
+  v.check(
+    ({ kind, name, namespace }) =>
+      kind !== "ServiceAccount" ||
+      (namespace !== undefined && DNS1123_LABEL.test(namespace) && namespace.length <= 63 && DNS1123_SUBDOMAIN.test(name)),
+    MEMBER_RULES.serviceAccount,
+  ),
+  v.check(({ kind, namespace }) => kind === "ServiceAccount" || namespace === undefined, MEMBER_RULES.cluster),
+  // Kubernetes' own Users and Groups (system:authenticated, system:masters,
+  // system:anonymous, each component's identity) are never granted: through
+  // a Project, anyone who may write one could hand them to everybody.
+  v.check(
+    ({ kind, name }) =>
+      kind === "ServiceAccount" ||
+      !name.startsWith("system:") ||
+      (kind === "Group" && SERVICE_ACCOUNTS_OF_A_NAMESPACE.test(name)),
+    MEMBER_RULES.everyone,
+  ),
+);
+export type Member = v.InferOutput<typeof Member>;
+
+const subjectKey = ({ kind, namespace, name }: { kind: string; namespace?: string | null; name: string }) =>
+  `${kind}/${namespace ?? ""}/${name}`;
+const describeSubject = ({ kind, namespace, name }: { kind: string; namespace?: string | null; name: string }) =>
+  `${kind} ${namespace ? `${namespace}/` : ""}${name}`;
+// By code unit, as the default sort orders strings, never by locale: the order
+// must not depend on where the webhook runs.
+const bySubjectKey = (a: Subject, b: Subject) => {
+  const [first, second] = [subjectKey(a), subjectKey(b)];
+  return first < second ? -1 : first > second ? 1 : 0;
+};
+
+export const Members = v.pipe(
+  v.array(Member),
+  v.maxLength(MAX_MEMBERS, (issue) => `${(issue.input as unknown[]).length} members listed; ${MEMBER_RULES.most}`),
+  // Each repeat is named at its own index, with the one it repeats.
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const firstAt = new Map<string, number>();
+    dataset.value.forEach((member, index) => {
+      const first = firstAt.get(subjectKey(member));
+      if (first === undefined) return void firstAt.set(subjectKey(member), index);
+      addIssue({
+        message: `${describeSubject(member)} again, as at [${first}]; ${MEMBER_RULES.once}`,
+        path: [{ type: "array", origin: "value", input: dataset.value, key: index, value: member }],
+      });
+    });
+  }),
+);
+
+// Kubernetes lets an edit member act as any ServiceAccount of the Namespace
+// (impersonate it, or run a Pod as it), so one of those as an admin member
+// would make every edit member an admin of the Project, able to rewrite or
+// delete it. ServiceAccounts of other namespaces are the Project's admins'
+// to trust.
+function membersIn(namespace: string) {
+  return v.pipe(
+    Members,
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      dataset.value.forEach((member, index) => {
+        if (member.kind !== "ServiceAccount" || member.namespace !== namespace || member.role !== "admin") return;
+        addIssue({ message: MEMBER_RULES.ownServiceAccount, path: [{ type: "array", origin: "value", input: dataset.value, key: index, value: member }] });
+      });
+    }),
+  );
+}
+
+// One RoleBinding per role and kind of subject, and per namespace for
+// ServiceAccounts. Metacontroller merges a list whose items all have a
+// `name` as a map keyed by that name, so two subjects of one name in one
+// list (ServiceAccounts ci/deployer and prod/deployer, or User and Group
+// ops) would collapse into one. Within each of these RoleBindings every
+// subject has the same kind and namespace, and no member is listed twice,
+// so every name in a list is unique. Named after the role, a RoleBinding
+// never has to change its roleRef, which Kubernetes does not allow.
+export function roleBindingNameFor(role: Role, member: Pick<Member, "kind" | "namespace">): string {
+  return `${PROJECTS.singular}-${role}-${subjectGroupOf(member)}`;
+}
+
+function subjectGroupOf({ kind, namespace }: Pick<Member, "kind" | "namespace">): string {
+  return kind === "ServiceAccount" ? `serviceaccounts-${namespace}` : kind === "User" ? "users" : "groups";
+}
+
+// Every member may read the Project itself (`kubectl get project <name>`):
+// a ClusterRole for that one Project, bound cluster-wide, grouped as the
+// RoleBindings are. Named after the API group, as cluster-wide names are
+// shared with everything else in the cluster.
+export function readerRoleNameFor(project: string): string {
+  return `${PROJECTS.plural}.${PROJECTS.group}:${project}:reader`;
+}
+
+export function readerBindingNameFor(project: string, member: Pick<Member, "kind" | "namespace">): string {
+  return `${readerRoleNameFor(project)}:${subjectGroupOf(member)}`;
+}
+
+/** Metacontroller keys namespaced children of this cluster-scoped parent `<namespace>/<name>`, cluster-scoped ones by name. */
+function observedBinding(children: ObservedBindings, binding: Binding) {
+  return binding.kind === "RoleBinding"
+    ? children[ROLE_BINDINGS][`${binding.metadata.namespace}/${binding.metadata.name}`]
+    : children[CLUSTER_ROLE_BINDINGS][binding.metadata.name];
+}
+
+// Metacontroller's merge removes a subject it applied before and no longer
+// asked for, and keeps one it never applied: only those are undeclared. Its
+// copy is read only when a subject is not asked for, so a binding as asked,
+// the usual case, costs no JSON parse.
+function undeclaredSubjects(observed: ObservedBinding | undefined, wanted: Binding): string[] {
+  const asked = new Set(wanted.subjects.map(subjectKey));
+  const unasked = (observed?.subjects ?? []).filter((subject) => !asked.has(subjectKey(subject)));
+  if (unasked.length === 0) return [];
+  const appliedBefore = new Set(lastAppliedSubjects(observed).map(subjectKey));
+  return unasked.filter((subject) => !appliedBefore.has(subjectKey(subject))).map(describeSubject);
+}
+
+// An unreadable copy reads as none: then every subject not asked for now
+// counts as undeclared, and the binding is made afresh.
+const LastAppliedBinding = v.pipe(
+  v.string(),
+  v.parseJson(),
+  v.looseObject({ subjects: v.array(v.looseObject({ kind: v.string(), name: v.string(), namespace: v.optional(v.string()) })) }),
+);
+
+function lastAppliedSubjects(observed: ObservedBinding | undefined) {
+  const copy = v.safeParse(LastAppliedBinding, observed?.metadata?.annotations?.[LAST_APPLIED_ANNOTATION]);
+  return copy.success ? copy.output.subjects : [];
+}
+
+function revoking(undeclared: { binding: Binding; extra: string[] }[]): Readiness {
+  const grants = undeclared.map(({ binding, extra }) => `${binding.kind} ${binding.metadata.name} grants ${extra.join(", ")}`);
+  return {
+    status: "False",
+    reason: "RevokingUndeclaredAccess",
+    message:
+      `${grants.join("; ")}, which spec.members does not declare. ` +
+      "Metacontroller deletes it, and it is created again as declared; add members to spec.members instead.",
+  };
+}
+
+/** The RoleBindings the members need, each for one role and group of subjects. */
+function roleBindingsFor(namespace: string, members: Member[]): RoleBinding[] {
+  return grouped(members, (member) => roleBindingNameFor(member.role, member), (name, { role }) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name, namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+    subjects: [],
+  }));
+}
+
+/** The ClusterRole that reads this one Project, and its bindings to every member, whatever their role. */
+function readersFor(project: string, members: Member[]): { role: ClusterRole; bindings: ClusterRoleBinding[] } {
+  const role: ClusterRole = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: readerRoleNameFor(project) },
+    rules: [{ apiGroups: [PROJECTS.group], resources: [PROJECTS.plural], resourceNames: [project], verbs: ["get", "watch"] }],
+  };
+  const bindings = grouped(members, (member) => readerBindingNameFor(project, member), (name) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role.metadata.name },
+    subjects: [],
+  }));
+  return { role, bindings };
+}
+
+/** Members' subjects gathered into the bindings `nameOf` assigns them, in a fixed order so that the same spec gives the same answer. */
+function grouped<B extends Binding>(members: Member[], nameOf: (member: Member) => string, make: (name: string, member: Member) => B): B[] {
+  const byName = new Map<string, B>();
+  const byRoleThenSubject = (a: Member, b: Member) => ROLES.indexOf(a.role) - ROLES.indexOf(b.role) || bySubjectKey(subjectOf(a), subjectOf(b));
+  for (const member of [...members].sort(byRoleThenSubject)) {
+    const name = nameOf(member);
+    const binding = byName.get(name) ?? make(name, member);
+    binding.subjects.push(subjectOf(member));
+    byName.set(name, binding);
+  }
+  return [...byName.values()];
+}
+
+function subjectOf({ kind, name, namespace }: Member): Subject {
+  if (kind === "ServiceAccount") return { kind, name, namespace: namespace ?? "" };
+  return { kind, apiGroup: "rbac.authorization.k8s.io", name };
+}
+
+function invalidMembers(issues: readonly v.BaseIssue<unknown>[]): Readiness {
+  const where = (issue: v.BaseIssue<unknown>) =>
+    (issue.path ?? [])
+      .filter((segment) => typeof segment.key === "number")
+      .map((segment) => `[${String(segment.key)}]`)
+      .join("");
+  const problems = [...new Set(issues.map((issue) => `spec.members${where(issue)}: ${issue.message}`))];
+  return {
+    status: "False",
+    reason: "InvalidMembers",
+    message: `${problems.join("; ")}. Until that is fixed, no member has access.`,
+  };
+}
+
+// ## The plan
+//
+// Members get access once the Namespace is Active and what the features
+// before this one ask for is there; access once given is not taken back
+// while a guardrail is being put right. Members that break the rules get no
+// binding at all: access is withdrawn rather than guessed.
+export const members: Feature<typeof spec, typeof children> = {
+  spec,
+  children,
+  related: {},
+  clusterWide: {
+    owns: (project, group, name) => {
+      const reader = readerRoleNameFor(project);
+      return group === CLUSTER_ROLES ? name === reader : name.startsWith(`${reader}:`);
+    },
+    are: "the objects that let its members read it",
+  },
+  refusals: ["InvalidMembers"],
+  reasons: ["RevokingUndeclaredAccess", "WaitingForRoleBindings"],
+  plan: ({ project, spec, namespace, active, children, earlierInPlace }) => {
+    const listed = v.safeParse(membersIn(namespace), spec.members ?? []);
+    const accessGiven = Object.keys(children[ROLE_BINDINGS]).some((key) => key.startsWith(`${namespace}/`));
+    const declared = listed.success && listed.output.length > 0;
+    const granted = listed.success && active && declared && (earlierInPlace || accessGiven);
+    const roleBindings = granted ? roleBindingsFor(namespace, listed.output) : [];
+    const readers = granted ? readersFor(project.metadata.name, listed.output) : undefined;
+    const bindings: Binding[] = [...roleBindings, ...(readers?.bindings ?? [])];
+    // A binding of this Project's that grants a subject the spec does not
+    // declare (added by hand) cannot be put right by Metacontroller's merge,
+    // which only removes list entries it wrote itself. Left out of one
+    // answer, it is deleted; the next sync creates it afresh, as declared.
+    const undeclared = bindings.flatMap((binding) => {
+      const extra = undeclaredSubjects(observedBinding(children, binding), binding);
+      return extra.length ? [{ binding, extra }] : [];
+    });
+    // Access is in place when every binding asked for grants exactly what
+    // was asked, and the reader role is there.
+    const granting = (binding: ObservedBinding | Binding | undefined) =>
+      binding ? `${binding.roleRef.name}:${(binding.subjects ?? []).map(subjectKey).sort().join(",")}` : undefined;
+    const notYet = [
+      ...bindings.filter((binding) => granting(observedBinding(children, binding)) !== granting(binding)),
+      ...(readers && !children[CLUSTER_ROLES][readers.role.metadata.name] ? [readers.role] : []),
+    ];
+    return {
+      children: [...roleBindings, ...(readers ? [readers.role, ...readers.bindings] : [])],
+      remake: undeclared.map(({ binding }) => binding),
+      status: { members: spec.members?.length ?? 0 },
+      invalid: listed.success ? undefined : invalidMembers(listed.issues),
+      remaking: undeclared.length ? revoking(undeclared) : undefined,
+      waiting: { reason: "WaitingForRoleBindings", notYet: notYet.map((object) => [object.kind, object.metadata.name]), toBe: "as asked" },
+      heldBack: declared && !granted ? "members get access once they are in place" : undefined,
+      ready: roleBindings.length ? `, with ${roleBindings.map((binding) => binding.metadata.name).join(", ")} as asked` : undefined,
+    };
+  },
+};

@@ -1,0 +1,277 @@
+// What the guardrails feature (features/guardrails.ts) adds to sync's
+// answer: a ResourceQuota, LimitRange, NetworkPolicy and Pod Security level
+// from the Project's ProjectProfile, kept while the profile cannot be read.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { API_VERSION, NAMESPACES, PROJECT_LABEL, customize, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
+import {
+  LIMIT_RANGES,
+  NETWORK_POLICIES,
+  POD_SECURITY_LABEL,
+  PROFILE,
+  PROFILE_LABEL,
+  PROFILE_RULES,
+  RESOURCE_QUOTAS,
+  compareQuantities,
+  guardrails,
+  type Guardrail,
+  type LimitRange,
+  type NetworkPolicy,
+  type ProfileSpec,
+  type ResourceQuota,
+} from "../features/guardrails.ts";
+import type { ClusterRole, ClusterRoleBinding, RoleBinding } from "../features/members.ts"; // feature: members
+import { assertKeepsEveryNamespace, at, childrenOfKind, having, later, namespaceIn, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { PROFILE_CASES } from "./guardrails-cases.ts";
+
+const guardrailsIn = (answer: SyncResponse) => childrenOfKind<Guardrail>(answer, ["ResourceQuota", "LimitRange", "NetworkPolicy"]);
+// feature: members
+const accessIn = (answer: SyncResponse) => childrenOfKind<RoleBinding | ClusterRole | ClusterRoleBinding>(answer, ["RoleBinding", "ClusterRole", "ClusterRoleBinding"]);
+const roleBindingsIn = (answer: SyncResponse) => childrenOfKind<RoleBinding>(answer, ["RoleBinding"]);
+// end feature: members
+
+describe("guardrails: the names", () => {
+  test("the profile's API version is sync.ts's", () => {
+    assert.equal(PROFILE.apiVersion, API_VERSION);
+    assert.equal(PROFILE_LABEL, `${API_VERSION.split("/")[0]}/profile`);
+  });
+
+  test("customize asks for the Project's profile by name, default unless it names one, so that every edit of it syncs the Project", () => {
+    assert.deepEqual(customize(project("test")).relatedResources.at(-1), { apiVersion: API_VERSION, resource: PROFILE.plural, names: ["default"] });
+    assert.deepEqual(customize(project("test", { spec: { profile: "gold" } })).relatedResources.at(-1)?.names, ["gold"]);
+  });
+});
+
+describe("guardrails: a refusal keeps every Namespace", () => {
+  test("the feature's refusals", () => {
+    assert.deepEqual(guardrails.refusals, ["ProfileNotFound", "InvalidProfile"]);
+  });
+
+  test("ProfileNotFound: every observed Namespace is in the answer, with the annotations sync owns as they were", () => {
+    assertKeepsEveryNamespace("ProfileNotFound", { parent: project("shop", { spec: { profile: "gone" } }), children: having("proj-shop") });
+  });
+
+  test("InvalidProfile: every observed Namespace is in the answer, with the annotations sync owns as they were", () => {
+    const invalid = related({}, { default: { podSecurity: "lenient" } });
+    assertKeepsEveryNamespace("InvalidProfile", { parent: project("shop"), children: having("proj-shop"), related: invalid });
+  });
+});
+
+describe("guardrails from the Project's profile", () => {
+  // A profile like k8s.yaml's default, written as an admin might.
+  const team: ProfileSpec = {
+    resourceQuota: { hard: { "requests.cpu": "2", "limits.memory": "8Gi", pods: "20" } },
+    limitRange: { default: { cpu: "0.5", memory: "512Mi" }, defaultRequest: { cpu: "100m" } },
+    networkPolicy: { allowFromNamespaces: ["ingress-nginx"] },
+    podSecurity: "baseline",
+  };
+  const profiles = (spec: ProfileSpec | Record<string, unknown> = team) => related({}, { default: spec });
+  const active = () => namespaces({ "proj-shop": "Active" });
+  const dana = [{ kind: "User", name: "dana", role: "admin" }];
+  const shop = (spec: NonNullable<Project["spec"]> = {}) => project("shop", { spec });
+  const kinds = (answer: SyncResponse) => answer.children.map((child) => `${child.kind} ${child.metadata.name}`);
+  /** The children as Metacontroller leaves them once it has applied the answer. */
+  const applied = (answer: SyncResponse, children = active()) => {
+    const observed = withObserved(children, [...guardrailsIn(answer), ...accessIn(answer)]);
+    const namespace = namespaceIn(answer);
+    if (namespace) observed[NAMESPACES][namespace.metadata.name]!.metadata = structuredClone(namespace.metadata);
+    return observed;
+  };
+  const quotaIn = (answer: SyncResponse) => guardrailsIn(answer).find((guardrail) => guardrail.kind === "ResourceQuota") as ResourceQuota | undefined;
+
+  test("an Active Namespace gets the profile's ResourceQuota, LimitRange and NetworkPolicy, each labelled with the profile", () => {
+    const answer = sync(shop(), active(), profiles(), at);
+    const labels = { [PROFILE_LABEL]: "default" };
+    assert.deepEqual(guardrailsIn(answer), [
+      { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "project-quota", namespace: "proj-shop", labels }, spec: { hard: team.resourceQuota!.hard } },
+      {
+        apiVersion: "v1",
+        kind: "LimitRange",
+        metadata: { name: "project-limits", namespace: "proj-shop", labels },
+        // A default request left out is the default limit, as the API server fills it in.
+        spec: { limits: [{ type: "Container", default: { cpu: "0.5", memory: "512Mi" }, defaultRequest: { cpu: "100m", memory: "512Mi" } }] },
+      },
+      {
+        apiVersion: "networking.k8s.io/v1",
+        kind: "NetworkPolicy",
+        metadata: { name: "project-isolation", namespace: "proj-shop", labels },
+        spec: {
+          podSelector: {},
+          policyTypes: ["Ingress"],
+          ingress: [
+            {
+              from: [
+                { podSelector: {} },
+                { namespaceSelector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["ingress-nginx"] }] } },
+              ],
+            },
+          ],
+        },
+      },
+    ]);
+    assert.equal(answer.status.profile, "default");
+  });
+
+  test("the Namespace enforces the profile's Pod Security level from its creation", () => {
+    const answer = sync(shop(), namespaces(), profiles(), at);
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline" });
+    assert.deepEqual(kinds(answer), ["Namespace proj-shop"], "no guardrail before the Namespace is Active");
+  });
+
+  test("isolation without other namespaces admits the Project's own pods only", () => {
+    const answer = sync(shop(), active(), profiles({ networkPolicy: {} }), at);
+    const [policy] = guardrailsIn(answer) as NetworkPolicy[];
+    assert.deepEqual(policy?.spec.ingress, [{ from: [{ podSelector: {} }] }]);
+  });
+
+  test("an empty profile asks for no guardrail and no Pod Security label", () => {
+    const answer = sync(shop(), active(), profiles({}), at);
+    assert.deepEqual(kinds(answer), ["Namespace proj-shop"]);
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop" });
+  });
+
+  // feature: members
+  test("members get access only once the guardrails are in place, so that nothing they run escapes them", () => {
+    const first = sync(shop({ members: dana }), active(), profiles(), at);
+    assert.deepEqual(roleBindingsIn(first), []);
+    assert.deepEqual(verdict(first), {
+      status: "False",
+      reason: "WaitingForGuardrails",
+      message:
+        "Namespace proj-shop is Active; waiting for ResourceQuota project-quota; LimitRange project-limits; " +
+        "NetworkPolicy project-isolation to be as its profile says; members get access once they are in place.",
+    });
+    const second = sync(shop({ members: dana }), applied(first), profiles(), at);
+    assert.deepEqual(roleBindingsIn(second).map((binding) => binding.metadata.name), ["project-admin-users"]);
+    const settled = sync(shop({ members: dana }), applied(second), profiles(), at);
+    assert.equal(ready(settled).reason, "NamespaceActive");
+  });
+
+  test("access once given is not taken back while a deleted guardrail is made again", () => {
+    const settled = applied(sync(shop({ members: dana }), applied(sync(shop({ members: dana }), active(), profiles(), at)), profiles(), at));
+    delete settled[RESOURCE_QUOTAS]!["proj-shop/project-quota"];
+    const answer = sync(shop({ members: dana }), settled, profiles(), at);
+    assert.ok(quotaIn(answer), "the quota is asked for again");
+    assert.deepEqual(roleBindingsIn(answer).map((binding) => binding.metadata.name), ["project-admin-users"]);
+    assert.equal(ready(answer).reason, "WaitingForGuardrails");
+  });
+  // end feature: members
+
+  test("a quantity the API server stored another way is asked for as stored, so the answer is a fixed point", () => {
+    const first = sync(shop(), active(), profiles(), at);
+    const observed = applied(first);
+    // The API server writes 0.5 CPU as 500m.
+    (observed[LIMIT_RANGES]!["proj-shop/project-limits"]!["spec"] as any).limits[0].default.cpu = "500m";
+    const again = sync(shop(), observed, profiles(), at);
+    const [, limitRange] = guardrailsIn(again) as [ResourceQuota, LimitRange];
+    assert.equal(limitRange.spec.limits[0].default?.cpu, "500m");
+    assert.equal(ready(again).reason, "NamespaceActive");
+    assert.deepEqual(sync(project("shop", { spec: {}, status: again.status }), observed, profiles(), later).status, again.status);
+  });
+
+  test("a quota raised by hand is put back and reported until it is", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    (observed[RESOURCE_QUOTAS]!["proj-shop/project-quota"]!["spec"] as any).hard.pods = "1000";
+    const answer = sync(shop(), observed, profiles(), at);
+    assert.equal(quotaIn(answer)?.spec.hard["pods"], "20");
+    assert.deepEqual(verdict(answer), {
+      status: "False",
+      reason: "WaitingForGuardrails",
+      message: "Namespace proj-shop is Active; waiting for ResourceQuota project-quota to be as its profile says.",
+    });
+  });
+
+  test("a NetworkPolicy narrowed by hand to some pods, which the merge cannot undo, is left out once so that it is made afresh", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    (observed[NETWORK_POLICIES]!["proj-shop/project-isolation"]!["spec"] as any).podSelector = { matchLabels: { app: "db" } };
+    const answer = sync(shop(), observed, profiles(), at);
+    assert.deepEqual(kinds(answer), ["Namespace proj-shop", "ResourceQuota project-quota", "LimitRange project-limits"]);
+    assert.equal(ready(answer).reason, "WaitingForGuardrails");
+    delete observed[NETWORK_POLICIES]!["proj-shop/project-isolation"];
+    assert.ok(kinds(sync(shop(), observed, profiles(), at)).includes("NetworkPolicy project-isolation"), "and asked for again");
+  });
+
+  test("an edited profile changes the quota of every Project that uses it", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    const raised = { ...team, resourceQuota: { hard: { ...team.resourceQuota!.hard, pods: "50" } } };
+    assert.equal(quotaIn(sync(shop(), observed, profiles(raised), at))?.spec.hard["pods"], "50");
+  });
+
+  test("a part taken out of the profile is removed from the Namespace, and Ready waits for it", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    const { networkPolicy: _, ...withoutIsolation } = team;
+    const answer = sync(shop(), observed, profiles(withoutIsolation), at);
+    assert.deepEqual(kinds(answer), ["Namespace proj-shop", "ResourceQuota project-quota", "LimitRange project-limits"]);
+    assert.deepEqual(verdict(answer).message, "Namespace proj-shop is Active; waiting for NetworkPolicy project-isolation to be removed.");
+  });
+
+  test("a Project naming another profile gets that one's guardrails, and customize asks for it", () => {
+    const large = { resourceQuota: { hard: { pods: "100" } } };
+    const answer = sync(shop({ profile: "large" }), active(), related({}, { default: team, large }), at);
+    assert.deepEqual(quotaIn(answer)?.spec.hard, { pods: "100" });
+    assert.equal(quotaIn(answer)?.metadata.labels[PROFILE_LABEL], "large");
+    assert.deepEqual(customize(shop({ profile: "large" })).relatedResources[1], { apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: ["large"] });
+  });
+
+  test("a new Project naming a profile that does not exist gets no Namespace, and says why", () => {
+    const answer = sync(shop({ profile: "large" }), namespaces(), profiles(), at);
+    assert.deepEqual(answer.children, []);
+    assert.deepEqual(verdict(answer), {
+      status: "False",
+      reason: "ProfileNotFound",
+      message:
+        "ProjectProfile large does not exist, so no Namespace is created without guardrails. " +
+        "Set spec.profile to one that does (kubectl get projectprofiles), or ask a cluster admin to create it.",
+    });
+  });
+
+  test("while its profile is missing, a Project keeps its guardrails and Pod Security label exactly as observed", () => {
+    const observed = applied(sync(shop({ members: dana }), applied(sync(shop({ members: dana }), active(), profiles(), at)), profiles(), at));
+    (observed[RESOURCE_QUOTAS]!["proj-shop/project-quota"]!["spec"] as any).hard.pods = "7";
+    const answer = sync(shop({ members: dana, description: "changed" }), observed, related({}, {}), at);
+    assert.equal(ready(answer).reason, "ProfileNotFound");
+    assert.match(ready(answer).message, /^ProjectProfile default does not exist, so Namespace proj-shop keeps the guardrails it has/);
+    assert.deepEqual(namespaceIn(answer)?.metadata, {
+      name: "proj-shop",
+      labels: { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline" },
+      annotations: { description: "", license: "WTFPL" },
+    });
+    assert.equal(quotaIn(answer)?.spec.hard["pods"], "7", "as observed, not as any profile says");
+    assert.deepEqual(kinds(answer).slice(1, 4), ["ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
+    assert.deepEqual(roleBindingsIn(answer).map((binding) => binding.metadata.name), ["project-admin-users"], "access is not the profile's"); // feature: members
+    assert.equal(answer.status.profile, "default", "the profile the guardrails came from");
+  });
+
+  test("a profile that breaks its rules is reported with where and why, and the guardrails are kept", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    const answer = sync(shop(), observed, profiles({ ...team, limitRange: { default: { cpu: "1" }, defaultRequest: { cpu: "2" } } }), at);
+    assert.deepEqual(verdict(answer), {
+      status: "False",
+      reason: "InvalidProfile",
+      message:
+        `ProjectProfile default breaks its rules (spec.limitRange: ${PROFILE_RULES.requestOverLimit}), so Namespace proj-shop ` +
+        "keeps the guardrails it has, and is otherwise left as it is. A cluster admin must fix it.",
+    });
+    assert.equal(guardrailsIn(answer).length, 3);
+  });
+
+  for (const { what, spec, breaks } of PROFILE_CASES.filter((profileCase) => profileCase.breaks)) {
+    test(`a profile that breaks a rule gets its Projects InvalidProfile naming it: ${what}`, () => {
+      assert.ok(breaks);
+      const answer = sync(shop(), active(), profiles(spec), at);
+      assert.equal(ready(answer).reason, "InvalidProfile");
+      assert.ok(ready(answer).message.includes(PROFILE_RULES[breaks]), ready(answer).message);
+    });
+  }
+
+  test("quantities compare by value, whatever their units", () => {
+    for (const [a, b] of [["1Gi", "1024Mi"], ["0.5", "500m"], ["1k", "1000"], ["1.5Gi", "1536Mi"], ["0.001", "1m"], ["2E", "2000P"]]) {
+      assert.equal(compareQuantities(a!, b!), 0, `${a} = ${b}`);
+    }
+    for (const [a, b] of [["1G", "1Gi"], ["999m", "1"], ["1Mi", "1.049M"], ["128Mi", "0.126Gi"]]) {
+      assert.equal(compareQuantities(a!, b!), -1, `${a} < ${b}`);
+      assert.equal(compareQuantities(b!, a!), 1, `${b} > ${a}`);
+    }
+  });
+});
+
