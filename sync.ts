@@ -30,9 +30,9 @@
  * tested, and reused, on its own.
  */
 import * as v from "valibot";
-import { deletionProtection } from "./features/deletion-protection.ts";
-import { guardrails } from "./features/guardrails.ts";
-import { members } from "./features/members.ts";
+import { deletionProtection } from "./features/deletion-protection.ts"; // feature: deletion-protection
+import { guardrails } from "./features/guardrails.ts"; // feature: guardrails
+import { members } from "./features/members.ts"; // feature: members
 
 // ## 1. The names
 //
@@ -52,13 +52,17 @@ export const NAMESPACE_PREFIX = "proj-";
 // children, what it asks `customize` for, its part of the status and its
 // reasons. Their order is the order of their children in the answer, and of
 // their problems in Ready. A feature may hold back its children until those
-// of the features before it are in place, as members wait for guardrails.
-// To take one away, delete its file and its line here; the README's "Make it
-// your own" says what else goes with it.
+// of the features before it are in place, as members wait for guardrails:
+//   - deletion protection: the Namespace stays while the Project says so;
+//   - guardrails: quota, default limits, isolation and Pod Security from a
+//     ProjectProfile;
+//   - members: access for the people the spec lists, and nobody else.
+// `npm run take-away -- <feature>` takes one away, with everything marked
+// as its own across the repository (README's "Make it your own").
 export const FEATURES: Feature[] = [
-  deletionProtection, // the Namespace cannot be deleted while the Project says so
-  guardrails, // quota, default limits, isolation and Pod Security from a ProjectProfile
-  members, // access for the people the spec lists, and nobody else
+  deletionProtection, // feature: deletion-protection
+  guardrails, // feature: guardrails
+  members, // feature: members
 ];
 
 // ## 3. The request

@@ -105,8 +105,8 @@ describe("manifest: documents", () => {
   });
 
   test("the opening comment's table of contents names every document, in order", () => {
-    const contents = [...text.matchAll(/^# +(\d+)\. (\S+) (\S+)$/gm)].map(([, number, kind, name]) => `${number}. ${kind} ${name}`);
-    assert.deepEqual(contents, objects.map((object, index) => `${index + 1}. ${object.kind} ${object.metadata.name}`));
+    const contents = [...text.matchAll(/^# +- (\S+) (\S+)(?:  # feature: [\w-]+)?$/gm)].map(([, kind, name]) => `${kind} ${name}`);
+    assert.deepEqual(contents, objects.map((object) => `${object.kind} ${object.metadata.name}`));
   });
 
   test("the generated ConfigMaps come last, under a do-not-edit marker, so that everything written by hand reads first", () => {
