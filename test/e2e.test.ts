@@ -99,8 +99,8 @@ function assertChangesOnlyItsOwn(calls: Call[], project: string) {
     `${PARENT.singular} ${project}`,
     `namespace ${namespace}`,
     `${PARENT.singular} ${project}-taken`,
-    `${PARENT.singular} ${project}-guarded`,
-    `${PROFILE.kind.toLowerCase()} ${project}`,
+    `${PARENT.singular} ${project}-guarded`, // feature: guardrails
+    `${PROFILE.kind.toLowerCase()} ${project}`, // feature: guardrails
   ];
   const createdObjects = objectsOf(calls, "create");
   for (const call of mutations(calls)) {
@@ -118,8 +118,9 @@ function assertChangesOnlyItsOwn(calls: Call[], project: string) {
       target === `crd ${CRD}`
         ? createdCrd && ["annotate", "patch"].includes(verb(call))
         : own.includes(target) ||
-          (target.startsWith(`rolebinding ${PARENT.singular}-`) && inOwnNamespace) ||
-          (target === `resourcequota ${GUARDRAIL_NAMES.ResourceQuota}` && call.args.join(" ").includes(`-n ${namespace}-guarded `));
+          (target.startsWith(`rolebinding ${PARENT.singular}-`) && inOwnNamespace) || // feature: members
+          (target === `resourcequota ${GUARDRAIL_NAMES.ResourceQuota}` && call.args.join(" ").includes(`-n ${namespace}-guarded `)) || // feature: guardrails
+          false;
     assert.ok(allowed, `kubectl ${call.args.join(" ")}`);
   }
   assert.deepEqual(calls.filter((call) => verb(call) === "apply"), [], "nothing is applied over what may be there");
@@ -144,7 +145,8 @@ describe("e2e: touches only what it creates", () => {
     const guarded = [...manifest.objects].reverse().flatMap((object) => {
       if (object.kind.startsWith("ValidatingAdmissionPolicy")) return [`patch ${describeObject(object)}`];
       const kept =
-        ["CustomResourceDefinition", PROFILE.kind].includes(object.kind) ||
+        object.kind === "CustomResourceDefinition" ||
+        object.kind === PROFILE.kind || // feature: guardrails
         (object.kind === "Namespace" && object.metadata.name === CONTROLLER_NAMESPACE) ||
         (object.kind === "ConfigMap" && object.metadata.name === TRUSTED_CONTROLLERS);
       return kept ? [`annotate ${describeObject(object)}`] : [];
@@ -307,14 +309,15 @@ describe("e2e: the command", () => {
 });
 
 describe("scale: finds and deletes exactly what it creates", () => {
-  test("every Project npm run scale creates carries the label it selects them by, and names the run's own profile", () => {
-    const { profile, projects, selector } = runObjects("scale-abc123", 3);
+  test("every Project npm run scale creates carries the label it selects them by, and what it needs first is named after the run", () => {
+    const { prerequisites, projects, selector } = runObjects("scale-abc123", 3);
     const [key = "", value] = selector.split("=");
     assert.equal(projects.length, 3);
     for (const project of projects) {
       assert.equal(project.metadata.labels[key], value, `${project.metadata.name} is found by ${selector}`);
-      assert.equal(project.spec.profile, profile.metadata.name);
       assert.ok(project.metadata.name.startsWith("scale-abc123-"));
     }
+    for (const object of prerequisites) assert.equal(object.metadata.name, "scale-abc123", `${object.kind} is the run's own`);
+    assert.equal(projects[0]?.spec["profile"], "scale-abc123", "the Projects name the run's own profile"); // feature: guardrails
   });
 });

@@ -98,14 +98,18 @@ export function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
 }
 
 // The CRDs, by the names the API server gives them: `<plural>.<group>`.
-const CRDS = { parent: `${PARENT.plural}.${GROUP}`, profile: `${PROFILE.plural}.${GROUP}` };
+const CRDS = {
+  parent: `${PARENT.plural}.${GROUP}`,
+  profile: `${PROFILE.plural}.${GROUP}`, // feature: guardrails
+};
 
 // The role an admin binds to the people who may request Projects.
-const REQUESTER_ROLE = manifestObjects(undefined).find((object) => object.kind === "ClusterRole")?.metadata.name ?? "";
+const REQUESTER_ROLE = manifestObjects(undefined).find((object) => object.kind === "ClusterRole")?.metadata.name ?? ""; // feature: members
 
 // k8s.yaml's guard on what its install keeps, read from k8s.yaml: its
 // refusals end with the command that lifts it, and it keeps the CRDs, the
-// profiles, the install's Namespace and the ConfigMap the guards read.
+// install's Namespace and the ConfigMap the guards read (and the profiles'
+// guard, the profiles).
 const INSTALL_GUARD = manifestObjects(undefined).find((object) => object.metadata.name === `${CRDS.parent}-install-protection`) as any;
 const CRD_DELETION_ANNOTATION = (() => {
   const annotate = / (\S+)=true'$/.exec(INSTALL_GUARD?.spec.validations[0].messageExpression ?? "");
@@ -117,7 +121,8 @@ const WEBHOOK_DEPLOYMENT = manifestObjects(undefined).find((object) => object.ki
 // The ConfigMap every guard's binding reads whom it trusts from.
 const TRUSTED_CONTROLLERS = (manifestObjects(undefined).find((object: any) => object.spec?.paramRef) as any)?.spec.paramRef.name ?? "";
 const keptUntilAnnotated = (object: KubeObject) =>
-  ["CustomResourceDefinition", PROFILE.kind].includes(object.kind) ||
+  object.kind === "CustomResourceDefinition" ||
+  object.kind === PROFILE.kind || // feature: guardrails
   (object.kind === "Namespace" && object.metadata.name === INSTALL_NAMESPACE) ||
   (object.kind === "ConfigMap" && object.metadata.namespace === INSTALL_NAMESPACE && object.metadata.name === TRUSTED_CONTROLLERS);
 // Every admission policy and binding carries a finalizer that only a deliberate uninstall removes.
@@ -145,7 +150,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
   // A second Project, whose Namespace name the run takes first.
   const CONFLICTING = `e2e-${RUN}-taken`;
   // Users that exist only as names: RBAC needs no account to grant access to.
-  const MEMBER = `e2e-${RUN}-member`;
+  const MEMBER = `e2e-${RUN}-member`; // feature: members
   const OUTSIDER = `e2e-${RUN}-outsider`;
 
   const kubectl = (args: string[], input?: string, signal = interrupted) => options.kubectl(args, input, signal);
@@ -251,8 +256,10 @@ export async function runE2e(options: E2eOptions): Promise<number> {
   const may = async (user: string, verb: string, resource: string, groups: string[] = []) =>
     (await kubectl(["auth", "can-i", verb, resource, "-n", NAMESPACE, "--as", user, ...groups.flatMap((group) => ["--as-group", group])])).ok;
 
+  // feature: members
   const setMembers = (members: { kind: string; name: string; role: string; namespace?: string }[]) =>
     must(["patch", PARENT.singular, PROJECT, "--type=merge", "-p", JSON.stringify({ spec: { members } })]);
+  // end feature: members
 
   const skip = (why: string): never => {
     throw new Skip(why);
@@ -299,9 +306,10 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         for (const object of manifest) {
           // A kind whose CRD this run just created is unknown to kubectl
           // until the CRD is established and kubectl's discovery has caught up.
-          if (object.apiVersion === API_VERSION) {
-            await must(["wait", "--for=condition=Established", `crd/${CRDS.profile}`, `--timeout=${TIMEOUT}`]);
-            await eventually(`kubectl knows ${object.kind}`, async () => (await kubectl(["get", PROFILE.plural])).ok);
+          const crd = manifest.find((candidate: any) => candidate.kind === "CustomResourceDefinition" && candidate.spec.names.kind === object.kind) as any;
+          if (crd) {
+            await must(["wait", "--for=condition=Established", `crd/${crd.metadata.name}`, `--timeout=${TIMEOUT}`]);
+            await eventually(`kubectl knows ${object.kind}`, async () => (await kubectl(["get", crd.spec.names.plural])).ok);
           }
           await create(object);
         }
@@ -316,9 +324,10 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(PROJECT);
     });
 
-    await step(`3. Namespace ${NAMESPACE} carries the description and license, and the guardrails of the cluster's default profile`, async () => {
+    await step(`3. Namespace ${NAMESPACE} carries the description and license, and what the features add`, async () => {
       assert.equal(await annotation("description"), "Created by test/e2e.ts");
       assert.equal(await annotation("license"), "MIT");
+      // feature: guardrails
       const { spec } = JSON.parse(await must(["get", PROFILE.plural, DEFAULT_PROFILE, "-o", "json"]));
       const label = await must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.labels.${POD_SECURITY_LABEL.replaceAll(".", "\\.")}}`]);
       assert.equal(label, spec.podSecurity ?? "");
@@ -332,6 +341,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         assert.equal(found, spec[part] !== undefined, `${kind} ${GUARDRAIL_NAMES[kind]}`);
       }
       assert.equal(await must(["get", PARENT.singular, PROJECT, "-o", "jsonpath={.status.profile}"]), DEFAULT_PROFILE);
+      // end feature: guardrails
     });
 
     await step("4. a changed license follows onto the Namespace", async () => {
@@ -347,6 +357,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(PROJECT);
     });
 
+    // feature: members
     await step(`6. member ${MEMBER} with role edit may create deployments in ${NAMESPACE}; ${OUTSIDER} may not`, async () => {
       // admin, edit and view get their rules from aggregation by the controller manager.
       const rules = await must(["get", "clusterrole", "edit", "-o", "jsonpath={.rules}"]);
@@ -446,11 +457,13 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       );
       assert.equal(notAdmin.ok, false, "a Project without its requester as admin was admitted");
       assert.match(notAdmin.stderr, /You may create a Project only as one of its admin members/);
+      // feature: guardrails
       const larger = { ...memberProject(`${SELF_SERVED}-large`, [{ kind: "User", name: DEVELOPER, role: "admin" }]) } as any;
       larger.spec.profile = `e2e-${RUN}-large`;
       const raised = await kubectl(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(larger));
       assert.equal(raised.ok, false, "a Project on a profile not opened to its requester was admitted");
       assert.match(raised.stderr, new RegExp(`Choosing ProjectProfile e2e-${RUN}-large takes the verb use on it`));
+      // end feature: guardrails
 
       const join = JSON.stringify({ spec: { members: [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "User", name: TEAMMATE, role: "admin" }] } });
       const joined = await kubectl(["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", join, ...asDeveloper(TEAMMATE)]);
@@ -470,6 +483,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await create(forTeam);
       await waitForReady(forTeam.metadata.name);
     });
+    // end feature: members
 
     await step("12. a Project whose name cannot become a Namespace is refused at admission", async () => {
       const invalid = project(`${PROJECT}.invalid`, "MIT");
@@ -521,6 +535,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(PROJECT);
     });
 
+    // feature: deletion-protection
     await step(`16. a protected Project ${PROJECT} and its Namespace are not deleted until the protection is lifted`, async () => {
       await must(["patch", PARENT.singular, PROJECT, "--type=merge", "-p", '{"spec":{"deletionProtection":true}}']);
       const label = `jsonpath={.metadata.labels.${PROTECTED_BY_LABEL.replaceAll(".", "\\.")}}`;
@@ -537,6 +552,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(["patch", PARENT.singular, PROJECT, "--type=merge", "-p", lift[1]]);
       await eventually(`the label leaves ${NAMESPACE}`, async () => (await must(["get", "namespace", NAMESPACE, "-o", label])) === "");
     });
+    // end feature: deletion-protection
 
     await step("17. deleting the Project CRD is refused until it is annotated for it, also as a collection (server-side dry runs)", async () => {
       const refused = await kubectl(["delete", "crd", CRDS.parent, "--dry-run=server"]);
@@ -547,6 +563,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.ok(collection.stderr.includes(CRDS.parent), collection.stderr);
     });
 
+    // feature: guardrails
     // Guardrails, from a profile of the run's own, so that an installed
     // `default` is never changed.
     const RUN_PROFILE = `e2e-${RUN}`;
@@ -638,6 +655,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(["patch", PARENT.singular, GUARDED, "--type=merge", "-p", JSON.stringify({ spec: { profile: RUN_PROFILE } })]);
       await must(["wait", readyReason("NamespaceActive"), `${PARENT.singular}/${GUARDED}`, `--timeout=${TIMEOUT}`]);
     });
+    // end feature: guardrails
 
     await step(`23. ${describeObject(keep)} is still there a minute after the refusal`, async () => {
       if (refusedAt === undefined) return log("     (not tried: see step 15)");
@@ -655,18 +673,23 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
     // A hostile tenant: each step is an attack on the cluster's guards, as
-    // a developer with only the requester role (or a member of a Project)
-    // would try it, and asserts that it fails. SELF_SERVED is the
-    // attacker's own Project (DEVELOPER its admin, TEAMMATE an edit member);
-    // the team's Project of step 11 is the victim.
-    const VICTIM = `e2e-${RUN}-team`;
-    const ATTACKER_NAMESPACE = namespaceNameFor(SELF_SERVED);
+    // someone with rights of their own would try it, and asserts that it
+    // fails.
     const OWNERSHIP_REFUSAL = /carries a controller-uid label, by which Metacontroller claims it for a Project, before or after\s+this change, so only Metacontroller may write it/;
-    const refusedAs = async (user: string, args: string[], input?: string) => {
-      const result = await kubectl([...args, ...asDeveloper(user)], input);
-      assert.equal(result.ok, false, `kubectl ${args.join(" ")} as ${user} was admitted`);
+    /** Runs kubectl as someone (`--as` and `--as-group` flags), and returns the refusal it must meet. */
+    const refusedTo = async (identity: string[], args: string[], input?: string) => {
+      const result = await kubectl([...args, ...identity], input);
+      assert.equal(result.ok, false, `kubectl ${args.join(" ")} ${identity.join(" ")} was admitted`);
       return result.stderr.trim();
     };
+    // feature: members
+    // As a developer with only the requester role, or a member of a Project:
+    // SELF_SERVED is the attacker's own Project (DEVELOPER its admin,
+    // TEAMMATE an edit member); the team's Project of step 11 is the victim.
+    const VICTIM = `e2e-${RUN}-team`;
+    const ATTACKER_NAMESPACE = namespaceNameFor(SELF_SERVED);
+    const refusedAs = (user: string, args: string[], input?: string) => refusedTo(asDeveloper(user), args, input);
+    // feature: guardrails
     await step(`25. a developer cannot plant an object labelled with Project ${VICTIM}'s uid to freeze its syncs; ${VICTIM} keeps syncing`, async () => {
       const uid = await must(["get", PARENT.singular, VICTIM, "-o", "jsonpath={.metadata.uid}"]);
       const planted: KubeObject = {
@@ -693,6 +716,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.match(await refusedAs(DEVELOPER, ["delete", "rolebinding", "project-admin-users", "-n", ATTACKER_NAMESPACE]), OWNERSHIP_REFUSAL);
       assert.ok((await kubectl(["get", "networkpolicy", GUARDRAIL_NAMES.NetworkPolicy, "-n", ATTACKER_NAMESPACE, "-o", "jsonpath={.metadata.labels.controller-uid}"])).stdout.trim() !== "");
     });
+    // end feature: guardrails
 
     // The largest Project the CRD admits, every character one Go's JSON
     // writes as six bytes, then grown by an annotation to about what etcd
@@ -738,6 +762,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       created.push(workload);
     });
 
+    // feature: guardrails
     await step(`29. an admin member cannot move ${SELF_SERVED} off the profile a cluster admin assigned`, async () => {
       await must(["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", JSON.stringify({ spec: { profile: RUN_PROFILE } })]);
       const left = await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", JSON.stringify({ spec: { profile: DEFAULT_PROFILE } })]);
@@ -745,6 +770,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       log(`     (${left.slice(0, 400)})`);
       await must(["wait", `--for=jsonpath={.status.profile}=${RUN_PROFILE}`, `${PARENT.singular}/${SELF_SERVED}`, `--timeout=${TIMEOUT}`]);
     });
+    // end feature: guardrails
 
     await step(`30. while ${SELF_SERVED} is being deleted, nobody rewrites it or removes another's finalizer but a holder of administer`, async () => {
       const hold = `${GROUP}/e2e-hold`;
@@ -766,37 +792,59 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(release);
       await must(["wait", "--for=delete", `${PARENT.singular}/${SELF_SERVED}`, `--timeout=${TIMEOUT}`]);
     });
+    // end feature: members
 
     // The lifecycle's edge: what a stray `kubectl delete -f k8s.yaml` (and
     // the same again, "it errored") leaves, and the re-apply right after it.
     await step("31. a stray kubectl delete -f k8s.yaml, run twice, loses nothing an admin wrote; kubectl apply -f k8s.yaml at once brings the controller back", async () => {
       if (installed) return log("     (not tried: k8s.yaml is not this run's to delete)");
-      const data: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `e2e-${RUN}-data`, namespace: GUARDED_NAMESPACE }, data: { kept: "through a stray delete" } };
+      const data: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `e2e-${RUN}-data`, namespace: namespaceNameFor(CONFLICTING) }, data: { kept: "through a stray delete" } };
       await create(data);
       const uid = (kind: string, name: string) => must(["get", kind, name, "-o", "jsonpath={.metadata.uid}"]);
-      const projects = [GUARDED, VICTIM, LARGEST];
-      const before = await Promise.all([...projects.map((name) => uid(PARENT.singular, name)), uid(PROFILE.plural, RUN_PROFILE), uid(PROFILE.plural, DEFAULT_PROFILE)]);
+      const projects = [
+        CONFLICTING,
+        GUARDED, // feature: guardrails
+        VICTIM, // feature: members
+        LARGEST, // feature: members
+      ];
+      const adminsWrote: [resource: string, name: string][] = [
+        ...projects.map((name): [string, string] => [PARENT.singular, name]),
+        [PROFILE.plural, RUN_PROFILE], // feature: guardrails
+        [PROFILE.plural, DEFAULT_PROFILE], // feature: guardrails
+      ];
+      const before = await Promise.all(adminsWrote.map(([resource, name]) => uid(resource, name)));
       const yaml = manifest.map((object) => stringify(object)).join("---\n");
       for (const run of ["first", "second"]) {
         const started = Date.now();
         const stray = await kubectl(["delete", "-f", "-", "--wait=false"], yaml);
         assert.equal(stray.ok, false, "the stray delete says what it could not delete");
-        for (const kept of [`customresourcedefinitions.apiextensions.k8s.io "${CRDS.parent}"`, `customresourcedefinitions.apiextensions.k8s.io "${CRDS.profile}"`, `${PROFILE.plural}.${GROUP} "${DEFAULT_PROFILE}"`, `namespaces "${INSTALL_NAMESPACE}"`, `configmaps "${TRUSTED_CONTROLLERS}"`]) {
+        const keptByGuards = [
+          `customresourcedefinitions.apiextensions.k8s.io "${CRDS.parent}"`,
+          `customresourcedefinitions.apiextensions.k8s.io "${CRDS.profile}"`, // feature: guardrails
+          `${PROFILE.plural}.${GROUP} "${DEFAULT_PROFILE}"`, // feature: guardrails
+          `namespaces "${INSTALL_NAMESPACE}"`,
+          `configmaps "${TRUSTED_CONTROLLERS}"`,
+        ];
+        for (const kept of keptByGuards) {
           assert.ok(stray.stderr.includes(`${kept} is forbidden`), `${run} delete: ${kept} kept\n${stray.stderr}`);
         }
         log(`     (the ${run} stray delete, ${((Date.now() - started) / 1000).toFixed(1)}s: ${stray.stderr.trim().split("\n").length} refusals, the first: ${stray.stderr.trim().split("\n")[0]?.slice(0, 300)})`);
       }
-      const after = await Promise.all([...projects.map((name) => uid(PARENT.singular, name)), uid(PROFILE.plural, RUN_PROFILE), uid(PROFILE.plural, DEFAULT_PROFILE)]);
+      const after = await Promise.all(adminsWrote.map(([resource, name]) => uid(resource, name)));
       assert.deepEqual(after, before, "every Project and profile is the same object");
       for (const name of projects) assert.ok((await kubectl(["get", "namespace", namespaceNameFor(name)])).ok, `Namespace of ${name}`);
-      assert.equal(await must(["get", "configmap", data.metadata.name, "-n", GUARDED_NAMESPACE, "-o", "jsonpath={.data.kept}"]), "through a stray delete");
+      assert.equal(await must(["get", "configmap", data.metadata.name, "-n", namespaceNameFor(CONFLICTING), "-o", "jsonpath={.data.kept}"]), "through a stray delete");
       // Deleted, the guards stay Terminating, and keep refusing.
       const terminating = await must(["get", "validatingadmissionpolicies", `${CRDS.parent}-ownership`, "-o", "jsonpath={.metadata.deletionTimestamp}"]);
       assert.notEqual(terminating, "", "the ownership guard is Terminating");
+      // feature: members
+      // feature: guardrails
       const teamAdmin = ["--as", `e2e-${RUN}-lead`, "--as-group", VICTIM];
       const detach = await kubectl(["label", "networkpolicy", GUARDRAIL_NAMES.NetworkPolicy, "-n", namespaceNameFor(VICTIM), "controller-uid-", ...teamAdmin]);
       assert.equal(detach.ok, false, "an admin member detached a child while the guards were Terminating");
       assert.match(detach.stderr, OWNERSHIP_REFUSAL);
+      // end feature: guardrails
+      // end feature: members
 
       const started = Date.now();
       await must(["apply", "-f", "-"], yaml);
@@ -807,6 +855,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       log(`     (re-applied, and a new Project Ready, ${((Date.now() - started) / 1000).toFixed(1)}s after the apply began)`);
     });
 
+    // feature: members
     const SOLO = `e2e-${RUN}-solo`;
     await step(`32. the last admin of ${SOLO} cannot leave it without an admin, and hands it over instead; the new admin may delete it`, async () => {
       const solo = memberProject(SOLO, [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "User", name: TEAMMATE, role: "view" }]);
@@ -822,6 +871,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(["delete", PARENT.singular, SOLO, `--timeout=${TIMEOUT}`, ...asDeveloper(TEAMMATE)]);
     });
 
+    // end feature: members
+
     const TAKEN_AGAIN: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(`e2e-${RUN}-claimed`) } };
     await step(`33. while ${TAKEN_AGAIN.metadata.name} is someone else's, Project e2e-${RUN}-claimed names no Namespace in its status or NAMESPACE column`, async () => {
       await create(TAKEN_AGAIN);
@@ -830,6 +881,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(await must(["get", PARENT.singular, `e2e-${RUN}-claimed`, "-o", "jsonpath={.status.namespace}"]), "");
     });
 
+    // feature: members
     await step("34. a Project cannot make a ServiceAccount of its own Namespace an admin member, which every edit member could act as", async () => {
       const name = `e2e-${RUN}-robot`;
       const robot = memberProject(name, [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "ServiceAccount", namespace: namespaceNameFor(name), name: "deployer", role: "admin" }]);
@@ -844,6 +896,36 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(["create", "-f", "-", "--as", `system:serviceaccount:${ci}:deployer`, "--as-group", DEVELOPERS], stringify(byRobot));
       created.push(byRobot);
       await waitForReady(byRobot.metadata.name);
+    });
+    // end feature: members
+
+    // Someone who may write Namespaces, but is no trusted controller and
+    // holds no administer, cannot plant one as a Project's or detach one.
+    await step(`36. a Namespace writer cannot plant a Namespace labelled with Project ${CONFLICTING}'s uid, or detach its Namespace`, async () => {
+      const writer = `e2e-${RUN}-namespace-writer`;
+      const role: KubeObject = {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: writer },
+        rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["create", "get", "patch", "update", "delete"] }],
+      } as KubeObject;
+      await create(role);
+      await create({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: writer },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: writer },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: writer }],
+      } as KubeObject);
+      await eventually(`${writer} may create namespaces`, async () => (await kubectl(["auth", "can-i", "create", "namespaces", "--as", writer])).ok);
+      const uid = await must(["get", PARENT.singular, CONFLICTING, "-o", "jsonpath={.metadata.uid}"]);
+      const planted = { apiVersion: "v1", kind: "Namespace", metadata: { name: `e2e-${RUN}-planted`, labels: { "controller-uid": uid } } } as KubeObject;
+      const refusal = await refusedTo(["--as", writer], ["create", "-f", "-"], stringify(planted));
+      assert.match(refusal, OWNERSHIP_REFUSAL);
+      log(`     (${refusal.slice(0, 400)})`);
+      assert.match(await refusedTo(["--as", writer], ["label", "namespace", namespaceNameFor(CONFLICTING), "controller-uid-"]), OWNERSHIP_REFUSAL);
+      assert.match(await refusedTo(["--as", writer], ["delete", "namespace", namespaceNameFor(CONFLICTING), "--wait=false"]), OWNERSHIP_REFUSAL);
+      await waitForReady(CONFLICTING);
     });
   } catch (failure) {
     if (failure instanceof Skip) {

@@ -41,7 +41,10 @@ export function newParentRequest(name: string): SyncRequest {
 /** A parent whose name is too long for the Namespace (or any object) a controller would name after it. */
 export const UNUSABLE_NAME = "x".repeat(250);
 
-export type FixtureName = "first-sync" | "steady-sync" | "members-sync";
+export type FixtureName =
+  | "first-sync"
+  | "steady-sync"
+  | "members-sync"; // feature: members
 
 /** A request as Metacontroller sends it, fresh for every call so a test may change it. */
 export function fixture(name: FixtureName): { parent: Project; children: ObservedChildren; related: RelatedObjects } & Record<string, unknown> {

@@ -14,8 +14,8 @@
 // - Its children: sync's answer for it, as Metacontroller stores each object
 //   (its label, owner reference, managed fields, and its copy of what it
 //   applied). Nobody else writes them: k8s.yaml's ownership guard.
-// - Related: the same Namespace again, and the default profile as
-//   `kubectl apply` stores it.
+// - Related: the same Namespace again, and what the features watch (the
+//   default profile as `kubectl apply` stores it).
 // - The CompositeController, as `kubectl apply` stores it.
 // Objects that only cluster admins write (a profile, the CompositeController)
 // are taken as k8s.yaml ships them: docs/operating.md says when to raise the
@@ -81,26 +81,26 @@ function appliedByKubectl(object: any): any {
 
 /** The longest spec the CRD admits, in the costliest characters. */
 function largestSpec() {
+  const spec: Record<string, unknown> = {
+    description: COSTLIEST.repeat(specSchema.description.maxLength),
+    license: COSTLIEST.repeat(specSchema.license.maxLength),
+  };
+  // feature: members
   const unique = (index: number) => String(index).padStart(3, "0");
-  const members = Array.from({ length: MAX_MEMBERS }, (_, index) => ({
+  spec["members"] = Array.from({ length: MAX_MEMBERS }, (_, index) => ({
     kind: index % 2 ? "Group" : "User",
     name: COSTLIEST.repeat(MEMBER_NAME_MAX_LENGTH - 3) + unique(index),
     role: ROLES[index % ROLES.length],
   }));
-  return {
-    description: COSTLIEST.repeat(specSchema.description.maxLength),
-    license: COSTLIEST.repeat(specSchema.license.maxLength),
-    members,
-    deletionProtection: true,
-    profile: DEFAULT_PROFILE,
-  };
+  // end feature: members
+  spec["deletionProtection"] = true; // feature: deletion-protection
+  spec["profile"] = DEFAULT_PROFILE; // feature: guardrails
+  return spec;
 }
 
 export function largestLegalRequest() {
-  const related = {
-    [NAMESPACES]: {} as Record<string, unknown>,
-    [PROFILES]: { [DEFAULT_PROFILE]: appliedByKubectl(find(PROFILE.kind, DEFAULT_PROFILE)) },
-  };
+  const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };
+  related[PROFILES] = { [DEFAULT_PROFILE]: appliedByKubectl(find(PROFILE.kind, DEFAULT_PROFILE)) }; // feature: guardrails
   const parent: Project & { metadata: any } = {
     apiVersion: API_VERSION,
     kind: PARENT.kind,

@@ -26,9 +26,16 @@ const never = new AbortController().signal;
 const DEADLINE_MS = 900_000;
 const RUN_LABEL = `${GROUP}/scale-run`;
 
-/** What a run creates: its profile, and its Projects, labelled with the run so that it finds and deletes exactly those. */
+/**
+ * What a run creates: what its Projects need first (the features' objects,
+ * such as its own profile), and its Projects, labelled with the run so that
+ * it finds and deletes exactly those.
+ */
 export function runObjects(run: string, count: number) {
-  const profile = {
+  const prerequisites: { apiVersion: string; kind: string; metadata: { name: string }; spec: object }[] = [];
+  const spec: Record<string, unknown> = { description: "Created by test/scale.ts" };
+  // feature: guardrails
+  prerequisites.push({
     apiVersion: API_VERSION,
     kind: PROFILE.kind,
     metadata: { name: run },
@@ -38,21 +45,22 @@ export function runObjects(run: string, count: number) {
       networkPolicy: {},
       podSecurity: "baseline",
     },
-  };
+  });
+  spec["profile"] = run;
+  // end feature: guardrails
+  // feature: members
+  spec["members"] = [
+    { kind: "User", name: `${run}-admin`, role: "admin" },
+    { kind: "Group", name: `${run}-devs`, role: "edit" },
+  ];
+  // end feature: members
   const projects = Array.from({ length: count }, (_, index) => ({
     apiVersion: API_VERSION,
     kind: PARENT.kind,
     metadata: { name: `${run}-${index}`, labels: { [RUN_LABEL]: run } as Record<string, string> },
-    spec: {
-      description: "Created by test/scale.ts",
-      profile: run,
-      members: [
-        { kind: "User", name: `${run}-admin`, role: "admin" },
-        { kind: "Group", name: `${run}-devs`, role: "edit" },
-      ],
-    },
+    spec: structuredClone(spec),
   }));
-  return { profile, projects, selector: `${RUN_LABEL}=${run}` };
+  return { prerequisites, projects, selector: `${RUN_LABEL}=${run}` };
 }
 
 
@@ -117,17 +125,35 @@ async function settledCosts(): Promise<Costs> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
+// feature: guardrails
 const quotasAt = async (pods: string) => {
   const { items } = JSON.parse(await must(["get", "resourcequotas", "--all-namespaces", "-l", `${PROFILE_LABEL}=${run}`, "-o", "json"]));
   return items.filter((item: any) => item.metadata.name === GUARDRAIL_NAMES.ResourceQuota && item.spec.hard.pods === pods).length;
 };
 
+/** How long an edit of the run's profile takes to reach every Project, and what it costs. */
+async function editTheProfile(selector: string, settled: Costs) {
+  const edited = Date.now();
+  await must(["patch", PROFILE.plural, run, "--type=merge", "-p", '{"spec":{"resourceQuota":{"hard":{"pods":"11"}}}}']);
+  await until("every quota follows the profile", async () => (await quotasAt("11")) === count);
+  console.log(`an edit of the profile's quota reached all ${count} ResourceQuotas after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
+  await until("every Project is Ready again", async () => {
+    const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", selector, "-o", "json"]));
+    return items.every((item: any) => item.status?.conditions?.some((condition: any) => condition.type === "Ready" && condition.status === "True"));
+  });
+  console.log(`and every Project was Ready again after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
+  report("the edit", settled, await settledCosts());
+}
+// end feature: guardrails
+
 if (import.meta.filename === process.argv[1]) {
-  const { profile, projects, selector } = runObjects(run, count);
-  let profileCreated = false;
+  const { prerequisites, projects, selector } = runObjects(run, count);
+  const created: typeof prerequisites = [];
   try {
-    await must(["create", "-f", "-"], stringify(profile));
-    profileCreated = true;
+    for (const object of prerequisites) {
+      await must(["create", "-f", "-"], stringify(object));
+      created.push(object);
+    }
     const before = await costs();
     const started = Date.now();
     await must(["create", "-f", "-"], stringify({ apiVersion: "v1", kind: "List", items: projects }));
@@ -142,26 +168,16 @@ if (import.meta.filename === process.argv[1]) {
       return ready.length === count;
     });
     const allReady = (Date.now() - started) / 1000;
-    console.log(`${count} Projects, 2 members each, on profile ${run}: all Ready after ${allReady.toFixed(0)} s`);
+    console.log(`${count} Projects (spec: ${JSON.stringify(projects[0]?.spec)}): all Ready after ${allReady.toFixed(0)} s`);
     console.log(`median create to Ready: ${(median(ready.map(({ created, ready: at }) => at - created)) / 1000).toFixed(0)} s (whole seconds, as Kubernetes stamps them)`);
     // Settled: what the next edit costs starts from here.
     const settled = await settledCosts();
     report("creating them", before, settled);
-
-    const edited = Date.now();
-    await must(["patch", PROFILE.plural, run, "--type=merge", "-p", '{"spec":{"resourceQuota":{"hard":{"pods":"11"}}}}']);
-    await until("every quota follows the profile", async () => (await quotasAt("11")) === count);
-    console.log(`an edit of the profile's quota reached all ${count} ResourceQuotas after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
-    await until("every Project is Ready again", async () => {
-      const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", selector, "-o", "json"]));
-      return items.every((item: any) => item.status?.conditions?.some((condition: any) => condition.type === "Ready" && condition.status === "True"));
-    });
-    console.log(`and every Project was Ready again after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
-    report("the edit", settled, await settledCosts());
+    await editTheProfile(selector, settled); // feature: guardrails
   } finally {
     const deleting = Date.now();
     await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", "--timeout=600s"], undefined, never);
-    if (profileCreated) await kubectl(["delete", PROFILE.plural, run], undefined, never);
-    console.log(`deleted the run's ${count} Projects and its profile in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
+    for (const object of created.reverse()) await kubectl(["delete", "-f", "-"], stringify(object), never);
+    console.log(`deleted the run's ${count} Projects and ${created.length} objects they needed in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
   }
 }

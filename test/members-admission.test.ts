@@ -1,0 +1,357 @@
+// What the API server admits of the members feature: the Project CRD's rules
+// on spec.members, judged alike by sync, the self-service policy and the
+// requester role, and the guard on access in a Project's Namespace.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import * as v from "valibot";
+import { ANNOTATIONS_MAX_BYTES, GROUP, PARENT, PROJECT_LABEL, asGoJson, sync } from "../sync.ts";
+import { MAX_MEMBERS, MEMBER_KINDS, MEMBER_NAME_MAX_LENGTH, MEMBER_RULES, Members, ROLES } from "../features/members.ts";
+import { DEFAULT_PROFILE } from "../features/guardrails.ts"; // feature: guardrails
+import { crd, find, objects, paramsOf, policyNamed, projectSchema, trusted } from "./admission.ts";
+import { admit, authorizedBy, schemaErrors, type AdmissionRequest } from "./cel.ts";
+import { clock, namespaceIn, namespaces, project, related } from "./helpers.ts";
+import { MEMBER_CASES } from "./members-cases.ts";
+
+const accessPolicy = policyNamed("namespace-access");
+
+describe("admission: the CRD and sync judge members alike", () => {
+  const membersSchema = projectSchema.properties.spec.properties.members;
+
+  for (const { what, members, breaks } of MEMBER_CASES) {
+    test(`admission and sync agree that ${what} ${breaks ? `break the rule: ${MEMBER_RULES[breaks]}` : "can be bound"}`, () => {
+      const admission = schemaErrors(membersSchema, members, "spec.members");
+      const checked = v.safeParse(Members, members);
+      assert.equal(admission.length === 0, !breaks, `CRD: ${admission.join("; ")}`);
+      assert.equal(checked.success, !breaks, `sync: ${checked.issues?.map((issue) => issue.message).join("; ")}`);
+      if (!breaks) return;
+      assert.ok(checked.issues?.some((issue) => issue.message.endsWith(MEMBER_RULES[breaks])), "sync says which rule");
+      // Rules the CRD states in CEL say it in sync's words; the others are
+      // Kubernetes' own enum, length and maxItems messages.
+      const stated = JSON.stringify(membersSchema).includes(JSON.stringify(MEMBER_RULES[breaks]));
+      if (stated) assert.ok(admission.some((error) => error.endsWith(MEMBER_RULES[breaks])), admission.join("; "));
+    });
+  }
+
+  test("the self-service policy and sync agree that a ServiceAccount of the Project's own Namespace is at most an edit member, as every edit member can act as it", () => {
+    const withMember = (namespace: string, role: string) =>
+      project("shop", { spec: { members: [{ kind: "User", name: "dana", role: "admin" }, { kind: "ServiceAccount", namespace, name: "deployer", role }] } });
+    const selfService = policyNamed("self-service");
+    const judged = (namespace: string, role: string) => {
+      const object = withMember(namespace, role) as any;
+      const decision = admit(
+        selfService,
+        { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "shop", object, username: "pat", authorized: ["agrrh.com/projects/administer", "agrrh.com/projectprofiles/use"] },
+        paramsOf(selfService),
+      );
+      const admission = decision.allowed ? [] : [String(decision.message)];
+      const answer = sync(withMember(namespace, role), namespaces({ "proj-shop": "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+      const reason = answer.status.conditions[0]?.reason;
+      assert.equal(admission.length === 0, reason !== "InvalidMembers", `policy: ${admission.join("; ")}; sync: ${reason}`);
+      return { admission, message: answer.status.conditions[0]?.message ?? "" };
+    };
+    const refused = judged("proj-shop", "admin");
+    assert.deepEqual(refused.admission, [MEMBER_RULES.ownServiceAccount], "refused even to a holder of administer");
+    assert.equal(refused.message, `spec.members[1]: ${MEMBER_RULES.ownServiceAccount}. Until that is fixed, no member has access.`);
+    for (const [namespace, role] of [["proj-shop", "edit"], ["proj-shop", "view"], ["ci", "admin"], ["proj-other", "admin"]] as const) {
+      assert.deepEqual(judged(namespace, role).admission, [], `${role} in ${namespace}`);
+    }
+  });
+
+  test("the CRD's kinds, roles and limits are sync's", () => {
+    assert.deepEqual(membersSchema.items.properties.kind.enum, [...MEMBER_KINDS]);
+    assert.deepEqual(membersSchema.items.properties.role.enum, [...ROLES]);
+    assert.equal(membersSchema.items.properties.name.maxLength, MEMBER_NAME_MAX_LENGTH);
+    assert.equal(membersSchema.maxItems, MAX_MEMBERS);
+  });
+
+  test("the largest RoleBinding the CRD admits, in the costliest characters, keeps Metacontroller's copy under 256 KiB", () => {
+    const name = (index: number) => `${index}`.padEnd(MEMBER_NAME_MAX_LENGTH, "<");
+    const members = Array.from({ length: MAX_MEMBERS }, (_, index) => ({ kind: "User", name: name(index), role: "admin" }));
+    assert.deepEqual(schemaErrors(membersSchema, members), []);
+    const answer = sync(project("a".repeat(58), { spec: { members } }), namespaces({ [`proj-${"a".repeat(58)}`]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+    const [, binding] = answer.children;
+    assert.ok(binding);
+    const copyBytes = new TextEncoder().encode(asGoJson(binding)).length;
+    assert.ok(copyBytes < ANNOTATIONS_MAX_BYTES * 0.75, `${copyBytes} bytes`);
+  });
+});
+
+
+describe("admission: self-service Projects", () => {
+  const policy = policyNamed("self-service");
+  const requester = find("ClusterRole", `${crd.metadata.name}-requester`);
+  const shop = (members: unknown[]) => project("shop", { spec: { members } }) as any;
+  const dana = { username: "dana", groups: ["developers", "system:authenticated"] };
+  // What a developer bound to the requester role may do.
+  const mayRequest = authorizedBy(requester.rules);
+  const asked = (
+    operation: AdmissionRequest["operation"],
+    { object, oldObject }: { object?: any; oldObject?: any },
+    who: { username: string; groups?: string[] } = dana,
+    authorized: string[] = mayRequest,
+  ) => admit(policy, { operation, resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject, ...who, authorized }, paramsOf(policy));
+
+  test("a developer creates a Project in which they are an admin, as a User, through a Group, or as a ServiceAccount", () => {
+    assert.equal(asked("CREATE", { object: shop([{ kind: "User", name: "dana", role: "admin" }]) }).allowed, true);
+    assert.equal(asked("CREATE", { object: shop([{ kind: "Group", name: "developers", role: "admin" }]) }).allowed, true);
+    const robot = { username: "system:serviceaccount:ci:deployer", groups: ["system:serviceaccounts"] };
+    assert.equal(asked("CREATE", { object: shop([{ kind: "ServiceAccount", namespace: "ci", name: "deployer", role: "admin" }]) }, robot).allowed, true);
+  });
+
+  // The same table the CRD and sync judge: whoever each admin member names may create that Project; whoever only a
+  // member of another role names may not.
+  const requesterNamedBy = (member: any) =>
+    member.kind === "User"
+      ? { username: member.name, groups: ["system:authenticated"] }
+      : member.kind === "Group"
+        ? { username: "someone", groups: [member.name, "system:authenticated"] }
+        : { username: `system:serviceaccount:${member.namespace}:${member.name}`, groups: ["system:serviceaccounts"] };
+  for (const { what, members } of MEMBER_CASES.filter((memberCase) => !memberCase.breaks && memberCase.members.length <= 4)) {
+    test(`with ${what}: exactly the admin members may create the Project`, () => {
+      for (const member of members) {
+        const { allowed } = asked("CREATE", { object: shop(members) }, requesterNamedBy(member));
+        assert.equal(allowed, member["role"] === "admin", `${member["kind"]} ${member["name"]} as ${member["role"]}`);
+      }
+    });
+  }
+
+  test("a developer cannot create a Project in which they are no admin, and is told how to be one", () => {
+    for (const members of [[], [{ kind: "User", name: "dana", role: "edit" }], [{ kind: "User", name: "erin", role: "admin" }]]) {
+      const { allowed, message } = asked("CREATE", { object: shop(members) });
+      assert.equal(allowed, false, JSON.stringify(members));
+      assert.match(String(message), /^You may create a Project only as one of its admin members: add \{"kind": "User", "name": "dana", "role": "admin"\}/);
+    }
+    assert.equal(asked("CREATE", { object: project("bare") as any }).allowed, false, "a Project without spec");
+  });
+
+  test("only an admin member may change or delete a Project, even to remove themselves", () => {
+    const danasShop = shop([{ kind: "User", name: "dana", role: "admin" }]);
+    const erin = { username: "erin", groups: ["developers"] };
+    const joined = shop([{ kind: "User", name: "dana", role: "admin" }, { kind: "User", name: "erin", role: "admin" }]);
+    const refusal = asked("UPDATE", { object: joined, oldObject: danasShop }, erin);
+    assert.equal(refusal.allowed, false, "erin adds herself");
+    assert.equal(refusal.message, "Only an admin member of Project shop may change or delete it, and erin is none. Ask one of its admins to add you to spec.members.");
+    assert.equal(asked("DELETE", { oldObject: danasShop }, erin).allowed, false, "erin deletes it");
+    assert.equal(asked("UPDATE", { object: joined, oldObject: danasShop }).allowed, true, "dana adds erin");
+    const handedOver = shop([{ kind: "User", name: "erin", role: "admin" }]);
+    assert.equal(asked("UPDATE", { object: handedOver, oldObject: joined }).allowed, true, "dana leaves erin in charge");
+    assert.equal(asked("DELETE", { oldObject: danasShop }).allowed, true, "dana deletes it");
+  });
+
+  test("the last admin cannot leave a Project without an admin, and is told how to hand it over; deleting it stays theirs", () => {
+    const danasShop = shop([{ kind: "User", name: "dana", role: "admin" }, { kind: "User", name: "erin", role: "view" }]);
+    for (const members of [[], [{ kind: "User", name: "erin", role: "view" }], [{ kind: "User", name: "dana", role: "edit" }]]) {
+      const left = asked("UPDATE", { object: shop(members), oldObject: danasShop });
+      assert.equal(left.allowed, false, JSON.stringify(members));
+      assert.equal(
+        left.message,
+        "Project shop would have no admin member left, and then only a cluster admin could change or delete it. Hand it over first: " +
+          "add another admin to spec.members, then remove yourself; or delete the Project.",
+      );
+    }
+    assert.equal(asked("UPDATE", { object: shop([{ kind: "Group", name: "shop-admins", role: "admin" }]), oldObject: danasShop }).allowed, true, "to a Group of admins");
+    assert.equal(asked("DELETE", { oldObject: danasShop }).allowed, true, "deleting it");
+    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+    assert.equal(asked("UPDATE", { object: shop([]), oldObject: danasShop }, { username: "pat" }, administers).allowed, true, "a holder of administer");
+  });
+
+  test("whoever may administer projects, as cluster-admin may through *, creates and changes Projects for others", () => {
+    const platform = { username: "pat", groups: ["platform"] };
+    const forTheTeam = shop([{ kind: "Group", name: "team-a", role: "admin" }]);
+    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+    assert.equal(asked("CREATE", { object: forTheTeam }, platform, administers).allowed, true);
+    assert.equal(asked("UPDATE", { object: forTheTeam, oldObject: forTheTeam }, platform, administers).allowed, true);
+    assert.equal(asked("CREATE", { object: forTheTeam }, platform).allowed, false, "without the verb");
+  });
+
+  describe("a Project being deleted", () => {
+    const METACONTROLLER_FINALIZER = "metacontroller.io/compositecontroller-controller-project";
+    const OTHER_FINALIZER = "backup.example.com/before-delete";
+    const held = (finalizers: string[], spec: Record<string, unknown> = { members: [{ kind: "User", name: "dana", role: "admin" }] }) =>
+      ({ ...project("shop", { spec }), metadata: { name: "shop", deletionTimestamp: "2026-11-30T00:00:00Z", finalizers } }) as any;
+    const all = held(["foregroundDeletion", METACONTROLLER_FINALIZER, OTHER_FINALIZER]);
+    const without = (finalizer: string) => held(all.metadata.finalizers.filter((name: string) => name !== finalizer));
+    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+
+    test("loses each finalizer only to whoever holds it: Metacontroller's to Metacontroller, the garbage collector's to it, any other to an administer holder", () => {
+      const metacontroller = { username: trusted["metacontroller"] ?? "" };
+      const collector = { username: trusted["garbage-collector"] ?? "" };
+      assert.equal(asked("UPDATE", { object: without(METACONTROLLER_FINALIZER), oldObject: all }, metacontroller).allowed, true);
+      assert.equal(asked("UPDATE", { object: without("foregroundDeletion"), oldObject: all }, collector).allowed, true);
+      assert.equal(asked("UPDATE", { object: without("foregroundDeletion"), oldObject: all }, metacontroller).allowed, false, "Metacontroller takes the collector's");
+      assert.equal(asked("UPDATE", { object: without(METACONTROLLER_FINALIZER), oldObject: all }, collector).allowed, false, "the collector takes Metacontroller's");
+      assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, collector).allowed, false, "the collector takes another's");
+      assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, { username: "pat" }, administers).allowed, true, "an administer holder");
+    });
+
+    test("stored before a member rule, it still loses its finalizers: a rule on members never holds a deletion back", () => {
+      const ownRobot = { members: [{ kind: "ServiceAccount", namespace: "proj-shop", name: "deployer", role: "admin" }] };
+      const before = held([METACONTROLLER_FINALIZER], ownRobot);
+      assert.equal(asked("UPDATE", { object: held([], ownRobot), oldObject: before }, { username: trusted["metacontroller"] ?? "" }).allowed, true);
+    });
+
+    test("cannot be rewritten or held back, not even by its admin members, and the refusal says what may change", () => {
+      const rewritten = held(all.metadata.finalizers, { members: [{ kind: "User", name: "mallory", role: "admin" }] });
+      const refusal = asked("UPDATE", { object: rewritten, oldObject: all }, { username: "mallory" });
+      assert.equal(refusal.allowed, false, "a non-member rewrites the spec");
+      assert.match(String(refusal.message), /^Project shop is being deleted: only its finalizers may change now, each removed by whoever holds it/);
+      assert.equal(asked("UPDATE", { object: rewritten, oldObject: all }).allowed, false, "its admin rewrites the spec");
+      assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }).allowed, false, "its admin removes another controller's finalizer");
+      assert.equal(asked("UPDATE", { object: held([...all.metadata.finalizers, "hold.example.com/forever"]), oldObject: all }).allowed, false, "its admin adds a finalizer");
+      const marked = { ...all, metadata: { ...all.metadata, labels: { team: "a" }, annotations: { note: "a" } } };
+      const relabelled = { ...marked, metadata: { ...marked.metadata, labels: { team: "b" } } };
+      assert.equal(asked("UPDATE", { object: relabelled, oldObject: marked }).allowed, false, "its admin relabels it");
+      assert.equal(asked("UPDATE", { object: { ...all, metadata: { ...all.metadata, labels: { team: "b" } } }, oldObject: all }).allowed, false, "its admin labels it");
+      const annotated = { ...marked, metadata: { ...marked.metadata, annotations: { note: "b" } } };
+      assert.equal(asked("UPDATE", { object: annotated, oldObject: marked }).allowed, false, "its admin annotates it");
+      assert.equal(asked("UPDATE", { object: marked, oldObject: marked }).allowed, true, "an update that changes nothing");
+      assert.equal(asked("UPDATE", { object: rewritten, oldObject: all }, { username: "pat" }, administers).allowed, true, "an administer holder may");
+    });
+  });
+
+  test("the status Metacontroller writes is not the policy's: it matches the Project itself, not its status subresource", () => {
+    assert.deepEqual(policy.spec.matchConstraints.resourceRules, [
+      { apiGroups: ["agrrh.com"], apiVersions: ["*"], operations: ["CREATE", "UPDATE", "DELETE"], resources: ["projects"], scope: "Cluster" },
+    ]);
+  });
+
+  // feature: guardrails
+  const withProfile = (profile: string | undefined, members = [{ kind: "User", name: "dana", role: "admin" }]) => {
+    const object = shop(members);
+    if (profile !== undefined) object.spec.profile = profile;
+    return object;
+  };
+
+  test("a developer may choose the default profile, named or not, and no other", () => {
+    assert.equal(asked("CREATE", { object: withProfile(undefined) }).allowed, true, "no profile named");
+    assert.equal(asked("CREATE", { object: withProfile(DEFAULT_PROFILE) }).allowed, true, "default named");
+    const larger = asked("CREATE", { object: withProfile("large") });
+    assert.equal(larger.allowed, false, "a larger profile");
+    assert.equal(
+      larger.message,
+      "Choosing ProjectProfile large takes the verb use on it, which dana does not have. Ask a cluster admin to open it to you, or keep the profile you have.",
+    );
+  });
+
+  test("an admin member cannot raise their own limits by switching profile, and keeps a profile once given", () => {
+    const given = withProfile("large");
+    assert.equal(asked("UPDATE", { object: given, oldObject: withProfile(DEFAULT_PROFILE) }).allowed, false, "switching to large");
+    const renamed = { ...given, spec: { ...given.spec, description: "renamed" } };
+    assert.equal(asked("UPDATE", { object: renamed, oldObject: given }).allowed, true, "changing something else of a Project on large");
+    assert.equal(asked("DELETE", { oldObject: given }).allowed, true, "deleting it");
+  });
+
+  test("an admin member cannot leave a profile an admin assigned, and is told who can move the Project", () => {
+    const restricted = withProfile("restricted");
+    const left = asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: restricted });
+    assert.equal(left.allowed, false, "back to default");
+    assert.equal(
+      left.message,
+      "Project shop is on ProjectProfile restricted, which a cluster admin assigned: leaving it takes the verb use on it, which dana does not have. Ask a cluster admin to move the Project.",
+    );
+    assert.equal(asked("UPDATE", { object: withProfile(undefined), oldObject: restricted }).allowed, false, "by removing spec.profile");
+    assert.equal(asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: restricted }, dana, [...mayRequest, "agrrh.com/projectprofiles/use/restricted"]).allowed, true, "with use on it");
+    assert.equal(asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: withProfile(undefined) }).allowed, true, "naming the default it had");
+  });
+
+  test("a profile an admin opens with the verb use, to some or to all, may be chosen by them", () => {
+    const opened = [...mayRequest, "agrrh.com/projectprofiles/use/large"];
+    assert.equal(asked("CREATE", { object: withProfile("large") }, dana, opened).allowed, true, "use on large");
+    assert.equal(asked("CREATE", { object: withProfile("huge") }, dana, opened).allowed, false, "use on large is not use on huge");
+    assert.equal(asked("CREATE", { object: withProfile("huge") }, dana, [...mayRequest, "agrrh.com/projectprofiles/use"]).allowed, true, "use on every profile");
+  });
+  // end feature: guardrails
+
+  test("the requester role reads Projects and profiles, writes Projects only as the policy allows, uses the default profile, and the policy is bound to deny", () => {
+    assert.deepEqual(requester.rules, [
+      { apiGroups: ["agrrh.com"], resources: ["projects"], verbs: ["create", "get", "list", "watch", "update", "patch", "delete"] },
+      // feature: guardrails
+      { apiGroups: ["agrrh.com"], resources: ["projectprofiles"], verbs: ["get", "list", "watch"] },
+      { apiGroups: ["agrrh.com"], resources: ["projectprofiles"], resourceNames: [DEFAULT_PROFILE], verbs: ["use"] },
+      // end feature: guardrails
+    ]);
+    const bindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === policy.metadata.name);
+    assert.deepEqual(bindings.map((binding) => binding.spec.validationActions), [["Deny"]]);
+    assert.equal(policy.spec.failurePolicy, "Fail");
+  });
+});
+
+
+describe("admission: access in a Project's Namespace is spec.members", () => {
+  // A Namespace as sync labels it.
+  const projectNamespace = namespaceIn(sync(project("shop"), namespaces(), related(), clock("2026-11-30T00:00:00Z")));
+  const binding = (subjects: any[]) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "mine", namespace: "proj-shop" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
+    subjects,
+  });
+  const bind = (subjects: any[], { username = "dana", authorized = [] as string[], labels = projectNamespace?.metadata.labels } = {}) =>
+    admit(
+      accessPolicy,
+      {
+        operation: "CREATE",
+        resource: { group: "rbac.authorization.k8s.io", resource: "rolebindings" },
+        kind: "RoleBinding",
+        name: "mine",
+        object: binding(subjects),
+        username,
+        authorized,
+        namespace: { name: "proj-shop", ...(labels ? { labels } : {}) },
+      },
+      paramsOf(accessPolicy),
+    );
+  const everyone = { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" };
+
+  test("an admin member cannot bind the Namespace to system:authenticated, and is sent to spec.members", () => {
+    const { allowed, message } = bind([everyone]);
+    assert.equal(allowed, false);
+    assert.equal(
+      message,
+      "Namespace proj-shop is Project shop's, where access is what its spec.members declare: a RoleBinding here may grant only this " +
+        "Namespace's own ServiceAccounts (kind ServiceAccount in namespace proj-shop, or Group system:serviceaccounts:proj-shop). " +
+        "Add people to the Project's spec.members instead.",
+    );
+  });
+
+  test("nor a User, themselves included, another Group, or a ServiceAccount of another namespace: none of that would go with their removal", () => {
+    for (const subject of [
+      { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "dana" },
+      { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "developers" },
+      { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts:proj-other" },
+      { kind: "ServiceAccount", name: "deployer", namespace: "proj-other" },
+      { kind: "ServiceAccount", name: "deployer" },
+    ]) {
+      assert.equal(bind([subject]).allowed, false, JSON.stringify(subject));
+      assert.equal(bind([{ kind: "ServiceAccount", name: "ok", namespace: "proj-shop" }, subject]).allowed, false, `beside one allowed: ${JSON.stringify(subject)}`);
+    }
+  });
+
+  test("a RoleBinding that grants nobody may be made", () => {
+    const { subjects: _none, ...empty } = binding([]);
+    const result = admit(
+      accessPolicy,
+      { operation: "CREATE", resource: { group: "rbac.authorization.k8s.io", resource: "rolebindings" }, kind: "RoleBinding", name: "mine", object: empty, username: "dana", namespace: { name: "proj-shop", labels: projectNamespace?.metadata.labels ?? {} } },
+      paramsOf(accessPolicy),
+    );
+    assert.equal(result.allowed, true);
+  });
+
+  test("the Namespace's own ServiceAccounts may be bound, one by one or all together, for its workloads", () => {
+    assert.equal(bind([{ kind: "ServiceAccount", name: "deployer", namespace: "proj-shop" }]).allowed, true);
+    assert.equal(bind([{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts:proj-shop" }]).allowed, true);
+  });
+
+  test("Metacontroller binds the members, and an administer holder anyone", () => {
+    assert.equal(bind([everyone], { username: trusted["metacontroller"] }).allowed, true);
+    assert.equal(bind([everyone], { username: "pat", authorized: ["agrrh.com/projects/administer"] }).allowed, true);
+  });
+
+  test("it holds in every Namespace sync labels as a Project's, and nowhere else", () => {
+    assert.deepEqual(accessPolicy.spec.matchConstraints.namespaceSelector.matchExpressions, [{ key: PROJECT_LABEL, operator: "Exists" }]);
+    assert.ok(JSON.stringify(accessPolicy.spec.validations).includes(`labels['${PROJECT_LABEL}']`));
+    assert.equal(bind([everyone], { labels: { "kubernetes.io/metadata.name": "team-x" } }).matched, false);
+  });
+});
+
