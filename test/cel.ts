@@ -205,12 +205,14 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json | nu
   const evaluate = (expression: string, variables: Record<string, Json | CelInput | undefined>) =>
     evaluateCel(expression.replace(AUTHORIZER_CHECK, (_, group, resource, name, verb) => check(group, resource, name, verb)), variables);
   // The request is a typed object in Kubernetes, whose `namespace` is read as
-  // such, unlike an object's property of that name.
+  // such, unlike an object's property of that name. A request about a
+  // Namespace names the Namespace itself as its namespace (seen on 1.36).
+  const aboutANamespace = request.resource.group === "" && request.resource.resource === "namespaces";
   const requestAttributes = {
     operation: request.operation,
     resource: request.resource,
     name: request.name,
-    namespace: request.namespace?.name ?? "",
+    namespace: aboutANamespace ? request.name : (request.namespace?.name ?? ""),
     kind: { kind: request.kind ?? "" },
     userInfo: { username: request.username, groups: request.groups ?? [] },
   };
