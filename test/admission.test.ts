@@ -5,7 +5,7 @@
 // install.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ANNOTATIONS_MAX_BYTES, API_VERSION, DEFAULT_LICENSE, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, asGoJson, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
+import { ANNOTATIONS_MAX_BYTES, API_VERSION, DEFAULT_LICENSE, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, asGoJson, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
 import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, paramsOf, policyNamed, projectSchema, projectVersion, trusted } from "./admission.ts";
 import { admit, evaluateCel, type AdmissionRequest } from "./cel.ts";
 import { clock, namespaces, project, related } from "./helpers.ts";
@@ -73,7 +73,7 @@ describe("admission: a stray delete keeps the install", () => {
   const trustedConfigMap = find("ConfigMap", "trusted-controllers");
   const inControllerNamespace = { namespace: { name: controllerNamespace.metadata.name } };
   const kept = [
-    { what: "the Project CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: crd, says: /^Deleting CustomResourceDefinition projects\.agrrh\.com deletes every Project and every proj- Namespace/, command: `kubectl annotate crd ${crd.metadata.name} ` },
+    { what: "the Project CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: crd, says: new RegExp(`^Deleting CustomResourceDefinition ${crd.metadata.name.replaceAll(".", "\\.")} deletes every ${PARENT.kind} and every ${NAMESPACE_PREFIX} Namespace`), command: `kubectl annotate crd ${crd.metadata.name} ` },
     { what: "the install's Namespace", group: "", resource: "namespaces", object: controllerNamespace, says: /^Namespace meta-project holds the webhook and whom the guards trust/, command: "kubectl annotate namespace meta-project " },
     { what: "the ConfigMap of whom the guards trust", group: "", resource: "configmaps", object: trustedConfigMap, says: /^ConfigMap meta-project\/trusted-controllers names whom the guards trust/, command: "kubectl annotate -n meta-project configmap trusted-controllers ", options: inControllerNamespace },
   ];
