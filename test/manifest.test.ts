@@ -502,7 +502,7 @@ describe("manifest: the embedded code", () => {
   test("npm run manifest writes the generated ConfigMaps into the install's Namespace, labelled as its Deployment, and drops a checksum of an older name", () => {
     const renamed = text
       .replace(`kind: Namespace\nmetadata:\n  name: ${namespace.metadata.name}\n`, "kind: Namespace\nmetadata:\n  name: renamed-system\n")
-      .replace(`  annotations:\n        # Changes whenever`, `  annotations:\n        old.example.com${CHECKSUM_ANNOTATION.slice(CHECKSUM_ANNOTATION.indexOf("/"))}: "0"\n        # Changes whenever`)
+      .replace(`  annotations:\n        # Changes whenever`, `  annotations:\n        old.invalid${CHECKSUM_ANNOTATION.slice(CHECKSUM_ANNOTATION.indexOf("/"))}: "0"\n        # Changes whenever`)
       .replaceAll(`app.kubernetes.io/part-of: ${deployment.metadata.labels["app.kubernetes.io/part-of"]}`, "app.kubernetes.io/part-of: renamed-controller");
     assert.notEqual(renamed, text);
     const rendered = parseAllDocuments(renderManifest(renamed, generatedCode)).map((document) => document.toJS());
