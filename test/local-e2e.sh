@@ -36,7 +36,10 @@ stop() {
     echo "--- Metacontroller's last errors"
     grep -a '"level":"error"' "$logs/metacontroller.log" 2>/dev/null | tail -n 10 | cut -c1-400 || true
   fi
-  [ -n "$webhook_pid" ] && kill -TERM "$webhook_pid" 2>/dev/null && wait "$webhook_pid" 2>/dev/null
+  # The webhook's own exit code is not the run's: the control plane goes down whatever it is.
+  if [ -n "$webhook_pid" ] && kill -TERM "$webhook_pid" 2>/dev/null; then
+    wait "$webhook_pid" 2>/dev/null || echo "the webhook exited with code $? after SIGTERM (see $logs/webhook.log)"
+  fi
   DOWN_WIPE=1 timeout 120 "$plane/down.sh" || true
   exit "$status"
 }
