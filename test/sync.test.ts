@@ -17,6 +17,8 @@ import {
   annotationBytes,
   customize,
   isValidNamespaceName,
+  namespaceNameFor,
+  PARENT,
   sync,
   type Namespace,
   type ObservedChildren,
@@ -440,14 +442,14 @@ describe("sync: input", () => {
 
   test("a real first sync from Metacontroller, unknown fields and all, is accepted", () => {
     const request = v.parse(SyncRequest, fixture("first-sync"));
-    assert.equal(sync(request.parent, request.children, request.related, at).children[0]?.metadata.name, "proj-test");
+    assert.equal(sync(request.parent, request.children, request.related, at).children[0]?.metadata.name, namespaceNameFor(request.parent.metadata.name));
   });
 
   test("unknown fields are kept by the schema, not stripped or refused", () => {
     const request = v.parse(SyncRequest, fixture("steady-sync"));
     assert.equal(request.parent.metadata["uid"], fixture("steady-sync").parent.metadata["uid"]);
     assert.match(String(request.parent.metadata["uid"]), /^[0-9a-f-]{36}$/);
-    assert.equal(request.related["Namespace.v1"]?.["proj-test"]?.["kind"], "Namespace");
+    assert.equal(request.related["Namespace.v1"]?.[namespaceNameFor(request.parent.metadata.name)]?.["kind"], "Namespace");
   });
 
   test("controller and finalizing are not read, so any value of theirs passes", () => {
@@ -463,6 +465,8 @@ describe("sync: input", () => {
     assert.equal(ready(sync(parsed.output.parent, parsed.output.children, parsed.output.related, at)).lastTransitionTime, "2026-11-30T12:00:00Z");
   });
 
+  // The steady fixture's Namespace, whatever its parent is called.
+  const steadyNamespace = namespaceNameFor(fixture("steady-sync").parent.metadata.name);
   const refusals: [string, (request: Record<string, any>) => void, (string | number)[]][] = [
     ["a Project without a name", (r) => delete r["parent"].metadata.name, ["parent", "metadata", "name"]],
     ["a Project with an empty name", (r) => (r["parent"].metadata.name = ""), ["parent", "metadata", "name"]],
@@ -476,15 +480,15 @@ describe("sync: input", () => {
       ["children", "RoleBinding.rbac.authorization.k8s.io/v1"],
     ],
     // end feature: members
-    ["a child that is not an object", (r) => (r["children"]["Namespace.v1"]["proj-test"] = 1), ["children", "Namespace.v1", "proj-test"]],
+    ["a child that is not an object", (r) => (r["children"]["Namespace.v1"][steadyNamespace] = 1), ["children", "Namespace.v1", steadyNamespace]],
     ["members that are not a list", (r) => (r["parent"].spec.members = "alice"), ["parent", "spec", "members"]], // feature: members
     ["a request without related", (r) => delete r["related"], ["related"]],
     ["related without Namespace.v1, as when no customize hook is declared", (r) => delete r["related"]["Namespace.v1"], ["related"]],
     ["related without ProjectProfile.agrrh.com/v1, as from an older customize hook", (r) => delete r["related"]["ProjectProfile.agrrh.com/v1"], ["related"]], // feature: guardrails
     [
       "a related Namespace whose owner has no name",
-      (r) => (r["related"]["Namespace.v1"]["proj-test"].metadata.ownerReferences = [{ kind: "Project" }]),
-      ["related", "Namespace.v1", "proj-test", "metadata", "ownerReferences", 0, "name"],
+      (r) => (r["related"]["Namespace.v1"][steadyNamespace].metadata.ownerReferences = [{ kind: PARENT.kind }]),
+      ["related", "Namespace.v1", steadyNamespace, "metadata", "ownerReferences", 0, "name"],
     ],
   ];
   for (const [what, breakIt, path] of refusals) {
