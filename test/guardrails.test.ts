@@ -11,6 +11,7 @@ import {
   PROFILE,
   PROFILE_LABEL,
   PROFILE_RULES,
+  PROFILES as PROFILES_GROUP,
   RESOURCE_QUOTAS,
   compareQuantities,
   guardrails,
@@ -264,11 +265,42 @@ describe("guardrails from the Project's profile", () => {
     });
   }
 
+  test("a default request for a resource without a default limit is asked for alone, and the limit of another resource fills its own request", () => {
+    const answer = sync(shop(), active(), profiles({ limitRange: { default: { memory: "512Mi" }, defaultRequest: { cpu: "100m" } } }), at);
+    const limitRange = guardrailsIn(answer).find((guardrail) => guardrail.kind === "LimitRange") as LimitRange;
+    assert.deepEqual(limitRange.spec.limits, [{ type: "Container", default: { memory: "512Mi" }, defaultRequest: { memory: "512Mi", cpu: "100m" } }]);
+    const requestsOnly = sync(shop(), active(), profiles({ limitRange: { defaultRequest: { cpu: "100m" } } }), at);
+    assert.deepEqual((guardrailsIn(requestsOnly)[0] as LimitRange).spec.limits, [{ type: "Container", defaultRequest: { cpu: "100m" } }], "no default limit asked for");
+  });
+
+  test("a ResourceQuota value the API server stored another way is asked for as stored, so the next sync is a fixed point", () => {
+    const first = sync(shop(), active(), profiles({ resourceQuota: { hard: { "requests.memory": "1Gi", "requests.cpu": "0.5" } } }), at);
+    const observed = applied(first);
+    const hard = (observed[RESOURCE_QUOTAS]!["proj-shop/project-quota"]!["spec"] as any).hard;
+    Object.assign(hard, { "requests.memory": "1024Mi", "requests.cpu": "500m" });
+    const again = sync(shop(), observed, profiles({ resourceQuota: { hard: { "requests.memory": "1Gi", "requests.cpu": "0.5" } } }), at);
+    assert.deepEqual(quotaIn(again)?.spec.hard, { "requests.memory": "1024Mi", "requests.cpu": "500m" });
+    assert.equal(ready(again).reason, "NamespaceActive");
+    hard["requests.memory"] = "2Gi";
+    const changed = sync(shop(), observed, profiles({ resourceQuota: { hard: { "requests.memory": "1Gi", "requests.cpu": "0.5" } } }), at);
+    assert.equal(quotaIn(changed)?.spec.hard["requests.memory"], "1Gi", "another value is put back as the profile says");
+  });
+
+  test("a ProjectProfile without spec is an empty profile: no guardrail and no Pod Security label, and Ready", () => {
+    const bare = related({}, {});
+    bare[PROFILES_GROUP] = { default: { apiVersion: PROFILE.apiVersion, kind: PROFILE.kind, metadata: { name: "default" } } };
+    const answer = sync(shop(), active(), bare, at);
+    assert.deepEqual(kinds(answer), ["Namespace proj-shop"]);
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop" });
+    assert.equal(ready(answer).reason, "NamespaceActive");
+    assert.equal(answer.status.profile, "default");
+  });
+
   test("quantities compare by value, whatever their units", () => {
-    for (const [a, b] of [["1Gi", "1024Mi"], ["0.5", "500m"], ["1k", "1000"], ["1.5Gi", "1536Mi"], ["0.001", "1m"], ["2E", "2000P"]]) {
+    for (const [a, b] of [["1Gi", "1024Mi"], ["0.5", "500m"], ["1k", "1000"], ["1.5Gi", "1536Mi"], ["0.001", "1m"], ["2E", "2000P"], ["1Ei", "1024Pi"], ["1Ti", "1099511627776"]]) {
       assert.equal(compareQuantities(a!, b!), 0, `${a} = ${b}`);
     }
-    for (const [a, b] of [["1G", "1Gi"], ["999m", "1"], ["1Mi", "1.049M"], ["128Mi", "0.126Gi"]]) {
+    for (const [a, b] of [["1G", "1Gi"], ["999m", "1"], ["1Mi", "1.049M"], ["128Mi", "0.126Gi"], ["1023Pi", "1Ei"], ["1E", "1Ei"]]) {
       assert.equal(compareQuantities(a!, b!), -1, `${a} < ${b}`);
       assert.equal(compareQuantities(b!, a!), 1, `${b} > ${a}`);
     }

@@ -233,6 +233,16 @@ describe("admission: self-service Projects", () => {
     );
   });
 
+  test("without the verb use on the default profile, a developer creates no Project on it, named or not", () => {
+    const withoutDefault = mayRequest.filter((grant) => !grant.startsWith("agrrh.com/projectprofiles/use"));
+    assert.notDeepEqual(withoutDefault, mayRequest, "the requester role grants use on the default profile");
+    for (const profile of [undefined, DEFAULT_PROFILE]) {
+      const refused = asked("CREATE", { object: withProfile(profile) }, dana, withoutDefault);
+      assert.equal(refused.allowed, false, `profile ${profile ?? "not named"}`);
+      assert.match(String(refused.message), new RegExp(`^Choosing ProjectProfile ${DEFAULT_PROFILE} takes the verb use on it`));
+    }
+  });
+
   test("an admin member cannot raise their own limits by switching profile, and keeps a profile once given", () => {
     const given = withProfile("large");
     assert.equal(asked("UPDATE", { object: given, oldObject: withProfile(DEFAULT_PROFILE) }).allowed, false, "switching to large");
@@ -322,6 +332,8 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
       { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts:proj-other" },
       { kind: "ServiceAccount", name: "deployer", namespace: "proj-other" },
       { kind: "ServiceAccount", name: "deployer" },
+      // A User of that name is whoever authenticates as it, not the Namespace's ServiceAccounts.
+      { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "system:serviceaccounts:proj-shop" },
     ]) {
       assert.equal(bind([subject]).allowed, false, JSON.stringify(subject));
       assert.equal(bind([{ kind: "ServiceAccount", name: "ok", namespace: "proj-shop" }, subject]).allowed, false, `beside one allowed: ${JSON.stringify(subject)}`);

@@ -75,6 +75,7 @@ export const MEMBER_CASES: MemberCase[] = [
     ["Group", "system:serviceaccounts"],
     ["Group", "system:serviceaccounts:CI"],
     ["User", "system:serviceaccount:ci:deployer"],
+    ["User", "system:serviceaccounts:ci"],
     ["User", "system:kube-controller-manager"],
   ].map(([kind, name]) => ({ what: `${kind} ${name}`, members: [{ kind, name, role: "admin" }], breaks: "everyone" as const })),
 ];

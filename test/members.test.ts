@@ -300,6 +300,16 @@ describe("members: nothing outside its own places is the Project's", () => {
     assert.equal(ready(answer).reason, "NamespaceActive", ready(answer).message);
   });
 
+  test("the reader role lets its members get and watch this one Project, and nothing else", () => {
+    const role = accessIn(sync(shop(), settled(), team, at)).find((object): object is ClusterRole => object.kind === "ClusterRole");
+    assert.deepEqual(role, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "projects.agrrh.com:shop:reader" },
+      rules: [{ apiGroups: ["agrrh.com"], resources: ["projects"], resourceNames: ["shop"], verbs: ["get", "watch"] }],
+    });
+  });
+
   test("an object labelled as the Project's in another Namespace is named as a stray and left out, so Metacontroller deletes it", () => {
     const children = planted(settled(), [adminsIn("proj-other")]);
     const answer = sync(shop(), children, team, at);
