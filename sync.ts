@@ -5,31 +5,19 @@
  * a Namespace `proj-<project name>` that carries the Project's description and
  * license as annotations. Metacontroller runs the control loop: whenever a
  * Project or one of its children changes, it POSTs what it observed to this
- * hook and gets back what should exist. It then creates, updates and deletes
- * the children until the cluster matches, and writes the status we return
- * onto the Project.
+ * hook and gets back what should exist; it creates, updates and deletes the
+ * children until the cluster matches, and writes our status onto the Project.
  *
- * Before the first sync of a Project, Metacontroller asks the customize hook
- * which other objects that Project needs to see. Asking for the Namespace its
- * name would take, whoever owns it, is how `sync` tells a Namespace still to
- * be created from one that belongs to someone else.
- *
- * This file is the seed's controller and the frame around it, read top to
- * bottom:
- *   1. the names;
- *   2. the features it composes, each a file in features/ that adds its own
- *      children, status and reasons to the Namespace's;
- *   3. the request schema: what Metacontroller sends, checked where we read it;
- *   4. the types of our answers, and what a feature gives and gets;
- *   5. the rules: Project `x` owns Namespace `proj-x`, and what the API
- *      server would refuse of it;
- *   6. `customize`: the Namespace to watch;
- *   7. `sync`: first the status from what was observed, then the desired
- *      children.
- * It imports nothing from the web framework or the runtime, so it can be
- * tested, and reused, on its own.
+ * This file is that seed and the frame around it, top to bottom: 1. the
+ * names; 2. the features it composes, each a file in features/; 3. the
+ * request schema; 4. the types of the answers, and of what a feature gives
+ * and gets; 5. the rules of the Namespace; 6. `customize`; 7. `sync`, first
+ * the status from what was observed, then the desired children. It imports
+ * nothing from the web framework or the runtime, so it can be tested, and
+ * reused, on its own.
  */
 import * as v from "valibot";
+import { annotationLimits } from "./features/annotation-limits.ts"; // feature: annotation-limits
 import { deletionProtection } from "./features/deletion-protection.ts"; // feature: deletion-protection
 import { guardrails } from "./features/guardrails.ts"; // feature: guardrails
 import { members } from "./features/members.ts"; // feature: members
@@ -53,6 +41,8 @@ export const NAMESPACE_PREFIX = "proj-";
 // reasons. Their order is the order of their children in the answer, and of
 // their problems in Ready. A feature may hold back its children until those
 // of the features before it are in place, as members wait for guardrails:
+//   - annotation limits: a description too large for the Namespace is
+//     refused, not sent to an API server that would refuse it;
 //   - deletion protection: the Namespace stays while the Project says so;
 //   - guardrails: quota, default limits, isolation and Pod Security from a
 //     ProjectProfile;
@@ -60,6 +50,7 @@ export const NAMESPACE_PREFIX = "proj-";
 // `npm run take-away -- <feature>` takes one away, with everything marked
 // as its own across the repository (README's "Make it your own").
 export const FEATURES: Feature[] = [
+  annotationLimits, // feature: annotation-limits
   deletionProtection, // feature: deletion-protection
   guardrails, // feature: guardrails
   members, // feature: members
@@ -102,9 +93,11 @@ export const Project = v.looseObject({
   status: PreviousStatus,
 });
 
-const NamespaceStatus = v.nullish(v.looseObject({ phase: v.nullish(v.string()) }));
 // The Project's own Namespace is read for its labels and annotations too:
-// when the spec cannot be carried out, they are kept as they are.
+// when the spec cannot be carried out, they are kept as they are. Another
+// Namespace of that name is read for who owns it, so that the status can
+// name them.
+const NamespaceStatus = v.nullish(v.looseObject({ phase: v.nullish(v.string()) }));
 const ObservedNamespace = v.looseObject({
   metadata: v.optional(
     v.looseObject({
@@ -114,8 +107,6 @@ const ObservedNamespace = v.looseObject({
   ),
   status: NamespaceStatus,
 });
-// A Namespace that is not the Project's own is read for who owns it, so that
-// the status can name them.
 const OwnerReference = v.looseObject({ kind: v.string(), name: v.string(), controller: v.nullish(v.boolean()) });
 const RelatedNamespace = v.looseObject({
   metadata: v.looseObject({ ownerReferences: v.nullish(v.array(OwnerReference)) }),
@@ -129,8 +120,8 @@ const RelatedNamespace = v.looseObject({
 // to the wrong controller: better refused than answered.
 export const NAMESPACES = "Namespace.v1";
 const ObjectsByName = v.record(v.string(), v.looseObject({}));
-const byName = (entries: Record<string, v.GenericSchema>) =>
-  Object.fromEntries(Object.entries(entries).map(([group, schema]) => [group, v.record(v.string(), schema)]));
+const byName = (entries: Record<string, v.GenericSchema>, optional = false) =>
+  Object.fromEntries(Object.entries(entries).map(([group, one]) => [group, optional ? v.optional(v.record(v.string(), one)) : v.record(v.string(), one)]));
 export const ObservedChildren = v.objectWithRest(
   { [NAMESPACES]: v.record(v.string(), ObservedNamespace), ...byName(entriesOf((feature) => feature.children)) },
   ObjectsByName,
@@ -142,10 +133,7 @@ export const ObservedChildren = v.objectWithRest(
 // Namespace would look like one not created yet, so that is refused.
 const RELATED = { [NAMESPACES]: RelatedNamespace, ...entriesOf((feature) => feature.related) };
 export const RelatedObjects = v.objectWithRest(
-  {
-    [NAMESPACES]: v.optional(v.record(v.string(), RelatedNamespace)),
-    ...Object.fromEntries(Object.entries(byName(entriesOf((feature) => feature.related))).map(([group, schema]) => [group, v.optional(schema)])),
-  },
+  { [NAMESPACES]: v.optional(v.record(v.string(), RelatedNamespace)), ...byName(entriesOf((feature) => feature.related), true) },
   ObjectsByName,
 );
 const RELATED_KINDS = Object.keys(RELATED).map((group) => `the ${group.slice(0, group.indexOf("."))}`).join(" and ");
@@ -200,7 +188,7 @@ export type Child = { apiVersion: string; kind: string; metadata: { name: string
 // Every answer where `sync` does not do what the spec asks until a person
 // acts; the webhook logs each with the Project's name. None of them ever
 // costs the Project a Namespace it has (see the invariant in part 7).
-export const REFUSALS = ["InvalidName", "SpecTooLarge", "NamespaceConflict", ...FEATURES.flatMap((feature) => feature.refusals)];
+export const REFUSALS = ["InvalidName", "NamespaceConflict", ...FEATURES.flatMap((feature) => feature.refusals)];
 /** Every reason the Ready condition can give; docs/operating.md explains each. */
 export const REASONS = [
   ...REFUSALS,
@@ -301,6 +289,8 @@ export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Re
   /** Which of its cluster-wide children are the Project's, and what they are; its namespaced ones belong in the Project's Namespace. */
   clusterWide?: { owns: (project: string, group: string, name: string) => boolean; are: string };
   customize?: (project: Project, spec: Partial<Outputs<Spec>>) => RelatedResourceRule[];
+  /** Why the API server would refuse the Namespace `sync` is about to ask for, if it would: one of its refusals. */
+  refuse?: (namespace: Namespace) => Readiness | undefined;
   refusals: readonly Reason[];
   reasons: readonly Reason[];
   plan: (input: FeatureInput<Spec, Groups, Related>) => Plan;
@@ -335,40 +325,9 @@ export function isValidNamespaceName(name: string): boolean {
   return name.length <= NAMESPACE_NAME_MAX_LENGTH && DNS1123_LABEL.test(name);
 }
 
-// The API server refuses an object whose annotations, keys and values counted
-// in UTF-8 bytes, add up to more than 256 KiB. Metacontroller's apply keeps a
-// JSON copy of the whole desired object in one more annotation, so the
-// description counts twice, and more where Go's JSON escapes it (`<`, `>`,
-// `&`, U+2028 and U+2029 become six bytes each). The label Metacontroller
-// adds to that copy gets a fixed allowance.
-export const ANNOTATIONS_MAX_BYTES = 256 * 1024;
+// What Metacontroller keeps on each child it applies: a JSON copy of what it
+// applied, under this annotation.
 export const LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-configuration";
-const ALLOWANCE_FOR_METACONTROLLER_LABELS = 256;
-const utf8 = new TextEncoder();
-
-export function annotationBytes(namespace: Namespace): number {
-  const bytes = (text: string) => utf8.encode(text).length;
-  let total = bytes(LAST_APPLIED_ANNOTATION) + bytes(asGoJson(namespace)) + ALLOWANCE_FOR_METACONTROLLER_LABELS;
-  for (const [key, value] of Object.entries(namespace.metadata.annotations)) total += bytes(key) + bytes(value);
-  return total;
-}
-
-/** JSON as Go writes it, escaping `<`, `>`, `&`, U+2028 and U+2029, as Kubernetes tools store copies of objects. */
-export function asGoJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
-
-// Counting means encoding the whole object, on every sync. Skip it when even
-// the worst case is under the limit, as it is for all but huge descriptions:
-// a UTF-16 unit takes at most 3 bytes as itself plus 6 escaped in the copy,
-// and the rest (keys, the copy's JSON around the values, the label allowance,
-// a 63-character name, the features' labels) stays under a fixed kilobyte.
-export const WORST_BYTES_PER_UNIT = 9;
-export const WORST_FIXED_BYTES = 1024;
-
-function mayExceedAnnotationLimit({ description = "", license = "" }: Namespace["metadata"]["annotations"]): boolean {
-  return WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * (description.length + license.length) > ANNOTATIONS_MAX_BYTES;
-}
 
 // ## 6. customize
 //
@@ -568,22 +527,11 @@ function ownAnnotationsOf(namespace: ObservedNamespace | undefined): Partial<Nam
 
 function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined {
   const { name } = namespace.metadata;
-  if (!isValidNamespaceName(name)) {
-    return {
-      status: "False",
-      reason: "InvalidName",
-      message: `${name} cannot be a Namespace name: ${PROJECT_NAME_RULE}. Recreate the Project under such a name.`,
-    };
-  }
-  if (!mayExceedAnnotationLimit(namespace.metadata.annotations)) return undefined;
-  const bytes = annotationBytes(namespace);
-  if (bytes <= ANNOTATIONS_MAX_BYTES) return undefined;
+  if (isValidNamespaceName(name)) return FEATURES.map((feature) => feature.refuse?.(namespace)).find(Boolean);
   return {
     status: "False",
-    reason: "SpecTooLarge",
-    message:
-      `description and license would make ${bytes} bytes of annotations on Namespace ${name}, ` +
-      `counting the copy Metacontroller keeps; Kubernetes allows ${ANNOTATIONS_MAX_BYTES}. Shorten the description.`,
+    reason: "InvalidName",
+    message: `${name} cannot be a Namespace name: ${PROJECT_NAME_RULE}. Recreate the Project under such a name.`,
   };
 }
 

@@ -5,22 +5,15 @@
 // install.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ANNOTATIONS_MAX_BYTES, API_VERSION, DEFAULT_LICENSE, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, asGoJson, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
+import { API_VERSION, DEFAULT_LICENSE, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
 import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, paramsOf, policyNamed, projectSchema, projectVersion, trusted } from "./admission.ts";
 import { admit, evaluateCel, type AdmissionRequest } from "./cel.ts";
 import { clock, namespaces, project, related } from "./helpers.ts";
-import { ANNOTATIONS_LIMIT_BYTES, CLIENT_SIDE_APPLY_ANNOTATION, clientSideApplyCopyBytes } from "./manifest.ts";
 
 const installPolicy = policyNamed("install-protection");
 const ownershipPolicy = policyNamed("ownership");
 
 describe("admission: the names sync.ts owns", () => {
-  test("sync counts a copy of an object as kubectl and the API server do, under the same limit", () => {
-    assert.equal(ANNOTATIONS_MAX_BYTES, ANNOTATIONS_LIMIT_BYTES);
-    const object = { metadata: { annotations: { description: "<a> & <b> \u2028\u2029 ünïcode" } } };
-    assert.equal(Buffer.byteLength(CLIENT_SIDE_APPLY_ANNOTATION) + Buffer.byteLength(asGoJson(object)), clientSideApplyCopyBytes(object));
-  });
-
   test("the CRD's default license is sync's", () => {
     assert.equal(projectSchema.properties.spec.properties.license.default, DEFAULT_LICENSE);
   });
@@ -53,16 +46,6 @@ describe("admission: the CRD keeps out what sync cannot use", () => {
 
   test("the refusal explains itself, in the words sync's InvalidName uses", () => {
     assert.equal(rule.message, PROJECT_NAME_RULE);
-  });
-
-  test("the longest description and license the CRD admits, in the costliest characters, still get their Namespace", () => {
-    const spec = projectSchema.properties.spec.properties;
-    for (const costly of ["\u2028", "<", "😀"]) {
-      const description = costly.repeat(spec.description.maxLength);
-      const license = costly.repeat(spec.license.maxLength);
-      const answer = sync(project("big", { spec: { description, license } }), namespaces(), related(), clock("2026-11-30T00:00:00Z"));
-      assert.equal(answer.children.length, 1, JSON.stringify(answer.status.conditions[0]?.reason));
-    }
   });
 });
 

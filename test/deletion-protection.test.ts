@@ -28,10 +28,9 @@ describe("deletion protection", () => {
   });
 
   test("the protection follows the spec even when the rest of it cannot be carried out", () => {
-    const spec = { description: "a".repeat(140_000), deletionProtection: true };
-    const answer = sync(project("big", { spec }), namespaces({ "proj-big": "Active" }), related(), at);
-    assert.equal(ready(answer).reason, "SpecTooLarge");
-    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "big", [PROTECTED_BY_LABEL]: "big" });
+    const answer = sync(project("my.project", { spec: { deletionProtection: true } }), namespaces({ "proj-my.project": "Active" }), related(), at);
+    assert.equal(ready(answer).reason, "InvalidName");
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "my.project", [PROTECTED_BY_LABEL]: "my.project" });
   });
 
   test("a Namespace it owns under another name keeps whose it is and its protection", () => {

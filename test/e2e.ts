@@ -510,6 +510,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(owner, CONFLICTING);
     });
 
+    // feature: annotation-limits
     // An older CRD, without the length limits, let through a spec that sync
     // cannot carry out. It must say so and keep the Namespace with all in it.
     const keep: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "e2e-keep", namespace: NAMESPACE }, data: { note: "Kept through a refused sync" } };
@@ -534,6 +535,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(["patch", PARENT.singular, PROJECT, "--type=merge", "-p", '{"spec":{"description":"Created by test/e2e.ts"}}']);
       await waitForReady(PROJECT);
     });
+    // end feature: annotation-limits
 
     // feature: deletion-protection
     await step(`16. a protected Project ${PROJECT} and its Namespace are not deleted until the protection is lifted`, async () => {
@@ -657,6 +659,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
     // end feature: guardrails
 
+    // feature: annotation-limits
     await step(`23. ${describeObject(keep)} is still there a minute after the refusal`, async () => {
       if (refusedAt === undefined) return log("     (not tried: see step 15)");
       const since = refusedAt;
@@ -665,11 +668,12 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         return Date.now() - since >= 60_000;
       });
     });
+    // end feature: annotation-limits
 
     await step(`24. deleting Project ${PROJECT} deletes ${NAMESPACE} within a minute`, async () => {
       await remove(theProject);
       await must(["wait", "--for=delete", `namespace/${NAMESPACE}`, "--timeout=60s"]);
-      if (created.includes(keep)) created.splice(created.indexOf(keep), 1);
+      if (created.includes(keep)) created.splice(created.indexOf(keep), 1); // feature: annotation-limits
     });
 
     // A hostile tenant: each step is an attack on the cluster's guards, as

@@ -4,10 +4,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DEFAULT_BODY_LIMIT_BYTES, SYNC_PATH, CUSTOMIZE_PATH, createApp, readConfig } from "../main.ts";
-import { asGoJson, GROUP, PARENT } from "../sync.ts";
+import { GROUP, PARENT } from "../sync.ts";
 import { schemaErrors } from "./cel.ts";
 import { ETCD_MAX_REQUEST_BYTES, largestLegalRequest } from "./largest-request.ts";
-import { readManifest } from "./manifest.ts";
+import { goJson, readManifest } from "./manifest.ts";
 
 const { request, body } = largestLegalRequest();
 const bytes = Buffer.byteLength(body);
@@ -18,7 +18,7 @@ const post = (path: string, payload: string) => app.request(path, { method: "POS
 describe("the largest request Metacontroller can send", () => {
   test("is about a Project the CRD admits, as large as etcd stores one", () => {
     assert.deepEqual(schemaErrors(projectSchema, request.parent), []);
-    assert.equal(Buffer.byteLength(asGoJson(request.parent)), ETCD_MAX_REQUEST_BYTES);
+    assert.equal(Buffer.byteLength(goJson(request.parent)), ETCD_MAX_REQUEST_BYTES);
     assert.equal((request.parent.spec?.members as unknown[]).length, projectSchema.properties.spec.properties.members.maxItems); // feature: members
   });
 
@@ -37,7 +37,7 @@ describe("the largest request Metacontroller can send", () => {
   });
 
   test("and its customize request is answered 200 too", async () => {
-    const response = await post(CUSTOMIZE_PATH, asGoJson({ controller: request.controller, parent: request.parent }));
+    const response = await post(CUSTOMIZE_PATH, goJson({ controller: request.controller, parent: request.parent }));
     assert.equal(response.status, 200);
   });
 });

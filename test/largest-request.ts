@@ -20,11 +20,11 @@
 // Objects that only cluster admins write (a profile, the CompositeController)
 // are taken as k8s.yaml ships them: docs/operating.md says when to raise the
 // limit for larger ones.
-import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, asGoJson, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
+import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
 import { DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
 import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
 import { GROUP_OF_KIND } from "./helpers.ts";
-import { CLIENT_SIDE_APPLY_ANNOTATION, readManifest } from "./manifest.ts";
+import { CLIENT_SIDE_APPLY_ANNOTATION, goJson, readManifest } from "./manifest.ts";
 
 /** etcd's default --max-request-bytes, the most one stored object takes. */
 export const ETCD_MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
@@ -50,7 +50,7 @@ function asStored(child: SyncResponse["children"][number]): any {
   const applied = { ...child, metadata: { ...child.metadata, labels: { ...("labels" in child.metadata ? child.metadata.labels : {}), "controller-uid": UID } } };
   const metadata = {
     ...applied.metadata,
-    annotations: { ...("annotations" in child.metadata ? child.metadata.annotations : {}), [LAST_APPLIED_ANNOTATION]: asGoJson(applied) },
+    annotations: { ...("annotations" in child.metadata ? child.metadata.annotations : {}), [LAST_APPLIED_ANNOTATION]: goJson(applied) },
     ownerReferences: [{ apiVersion: API_VERSION, kind: PARENT.kind, name: LONGEST_NAME, uid: UID, controller: true, blockOwnerDeletion: true }],
     uid: UID,
     resourceVersion: "1234567",
@@ -76,7 +76,7 @@ function observedAs(answer: SyncResponse): ObservedChildren {
 
 /** An object as `kubectl apply` stores it: with its copy of what was applied. */
 function appliedByKubectl(object: any): any {
-  return { ...object, metadata: { ...object.metadata, uid: UID, resourceVersion: "1", creationTimestamp: TIME, annotations: { [CLIENT_SIDE_APPLY_ANNOTATION]: asGoJson(object) } } };
+  return { ...object, metadata: { ...object.metadata, uid: UID, resourceVersion: "1", creationTimestamp: TIME, annotations: { [CLIENT_SIDE_APPLY_ANNOTATION]: goJson(object) } } };
 }
 
 /** The longest spec the CRD admits, in the costliest characters. */
@@ -121,14 +121,14 @@ export function largestLegalRequest() {
     children = observedAs(answer);
     related[NAMESPACES] = Object.fromEntries(Object.entries(children[NAMESPACES]));
     const next = sync({ ...parent, status: answer.status } as Project, children, related as any);
-    const settled = asGoJson(next.children) === asGoJson(answer.children);
+    const settled = goJson(next.children) === goJson(answer.children);
     answer = next;
     if (settled) break;
   }
   parent.status = answer.status as Project["status"];
   // The rest of what etcd takes, as annotations an admin member may write.
-  const room = ETCD_MAX_REQUEST_BYTES - Buffer.byteLength(asGoJson({ ...parent, metadata: { ...parent.metadata, annotations: { filler: "" } } }));
+  const room = ETCD_MAX_REQUEST_BYTES - Buffer.byteLength(goJson({ ...parent, metadata: { ...parent.metadata, annotations: { filler: "" } } }));
   parent.metadata.annotations = { filler: COSTLIEST.repeat(Math.floor(room / 6)) + "x".repeat(room % 6) };
   const request = { controller: appliedByKubectl(find("CompositeController")), parent, children, related, finalizing: false };
-  return { request, body: asGoJson(request), answer };
+  return { request, body: goJson(request), answer };
 }

@@ -37,13 +37,17 @@ export function readManifest() {
 // Client-side `kubectl apply` keeps a copy of the whole object in an
 // annotation, written as Go writes JSON (`<`, `>`, `&`, U+2028 and U+2029
 // escaped to six bytes each), and the API server refuses more than 256 KiB of
-// annotations on one object. sync.ts counts a Namespace's the same way for a
-// rule of its own; admission.test.ts proves that the two counts agree.
+// annotations on one object. features/annotation-limits.ts counts a
+// Namespace's the same way for a rule of its own; its tests prove that the two
+// counts agree.
 export const ANNOTATIONS_LIMIT_BYTES = 256 * 1024;
 export const CLIENT_SIDE_APPLY_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
+/** JSON as Go writes it, as Kubernetes tools store their copies of objects. */
+export function goJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
 export function clientSideApplyCopyBytes(object: unknown): number {
-  const escaped = JSON.stringify(object).replace(/[<>&\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  return Buffer.byteLength(CLIENT_SIDE_APPLY_ANNOTATION) + Buffer.byteLength(escaped);
+  return Buffer.byteLength(CLIENT_SIDE_APPLY_ANNOTATION) + Buffer.byteLength(goJson(object));
 }
 
 /** Fails unless the CRD serves sync.ts's group and version under these names. */

@@ -4,13 +4,14 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import * as v from "valibot";
-import { ANNOTATIONS_MAX_BYTES, GROUP, PARENT, PROJECT_LABEL, asGoJson, sync } from "../sync.ts";
+import { GROUP, PARENT, PROJECT_LABEL, sync } from "../sync.ts";
 import { MAX_MEMBERS, MEMBER_KINDS, MEMBER_NAME_MAX_LENGTH, MEMBER_RULES, Members, ROLES } from "../features/members.ts";
 import { DEFAULT_PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { crd, find, objects, paramsOf, policyNamed, projectSchema, trusted } from "./admission.ts";
 import { admit, authorizedBy, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { clock, namespaceIn, namespaces, project, related } from "./helpers.ts";
 import { MEMBER_CASES } from "./members-cases.ts";
+import { ANNOTATIONS_LIMIT_BYTES, goJson } from "./manifest.ts";
 
 const accessPolicy = policyNamed("namespace-access");
 
@@ -71,8 +72,8 @@ describe("admission: the CRD and sync judge members alike", () => {
     const answer = sync(project("a".repeat(58), { spec: { members } }), namespaces({ [`proj-${"a".repeat(58)}`]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
     const [, binding] = answer.children;
     assert.ok(binding);
-    const copyBytes = new TextEncoder().encode(asGoJson(binding)).length;
-    assert.ok(copyBytes < ANNOTATIONS_MAX_BYTES * 0.75, `${copyBytes} bytes`);
+    const copyBytes = new TextEncoder().encode(goJson(binding)).length;
+    assert.ok(copyBytes < ANNOTATIONS_LIMIT_BYTES * 0.75, `${copyBytes} bytes`);
   });
 });
 

@@ -5,16 +5,12 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import * as v from "valibot";
 import {
-  ANNOTATIONS_MAX_BYTES,
   FEATURES,
   NAMESPACES,
   PROJECT_LABEL,
   PROJECT_NAME_RULE,
   REFUSALS,
   SyncRequest,
-  WORST_BYTES_PER_UNIT,
-  WORST_FIXED_BYTES,
-  annotationBytes,
   customize,
   isValidNamespaceName,
   namespaceNameFor,
@@ -108,82 +104,6 @@ describe("sync: names that cannot become a Namespace", () => {
 
 });
 
-describe("sync: annotations the API server would refuse", () => {
-  const kib = 1024;
-  function withDescription(description: string) {
-    return sync(project("big", { spec: { description, license: "MIT" } }), namespaces(), related(), at);
-  }
-
-  // Metacontroller's copy of the desired object doubles the description: 120 KiB fits in 256 KiB, 130 KiB does not.
-  test("a 120 KiB description still gets its Namespace", () => {
-    assert.equal(withDescription("x".repeat(120 * kib)).children.length, 1);
-  });
-
-  test("a 130 KiB description, twice over the 256 KiB limit with Metacontroller's copy, gets no Namespace and a reason", () => {
-    const answer = withDescription("x".repeat(130 * kib));
-    assert.deepEqual(answer.children, []);
-    assert.equal(ready(answer).status, "False");
-    assert.equal(ready(answer).reason, "SpecTooLarge");
-    assert.match(ready(answer).message, /Kubernetes allows 262144/);
-  });
-
-  test("the quick worst-case bound never counts fewer bytes than the exact count", () => {
-    for (const unit of ["a", "é", "<", "\u2028", "\u0001", "😀", "\ud800"]) {
-      for (const length of [0, 1, 1000]) {
-        const namespace = namespaceIn(sync(project("a".repeat(58), { spec: { description: unit.repeat(length), license: unit } }), namespaces(), related(), at));
-        assert.ok(namespace);
-        const units = unit.length * (length + 1);
-        assert.ok(annotationBytes(namespace) <= WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * units, `${JSON.stringify(unit)} x ${length}`);
-      }
-    }
-  });
-
-  test("the count is every annotation key and value, Metacontroller's key and its JSON copy, and 256 bytes for its label", () => {
-    const namespace = namespaceIn(sync(project("a", { spec: { description: "d", license: "MIT" } }), namespaces(), related(), at));
-    assert.ok(namespace);
-    const copy = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"proj-a","labels":{"${PROJECT_LABEL}":"a"},"annotations":{"description":"d","license":"MIT"}}}`;
-    const expected =
-      "metacontroller.k8s.io/last-applied-configuration".length + copy.length + 256 + "description".length + 1 + "license".length + 3;
-    assert.equal(annotationBytes(namespace), expected);
-  });
-
-  // One character more in the description costs itself in UTF-8 plus itself in the JSON copy, as Go writes it.
-  for (const [character, bytes] of [
-    ["a", 1 + 1],
-    ["é", 2 + 2],
-    ['"', 1 + 2],
-    ["<", 1 + 6],
-    [">", 1 + 6],
-    ["&", 1 + 6],
-    ["\u2028", 3 + 6],
-    ["\u2029", 3 + 6],
-    ["😀", 4 + 4],
-  ] as const) {
-    test(`${JSON.stringify(character)} in a description counts ${bytes} bytes`, () => {
-      const count = (description: string) => {
-        const namespace = namespaceIn(sync(project("a", { spec: { description } }), namespaces(), related(), at));
-        assert.ok(namespace);
-        return annotationBytes(namespace);
-      };
-      assert.equal(count(`x${character}`) - count("x"), bytes);
-    });
-  }
-
-  test("annotations of exactly 256 KiB get their Namespace; one byte more does not", () => {
-    const bytesFor = (description: string) =>
-      annotationBytes({ apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-big", labels: { [PROJECT_LABEL]: "big" }, annotations: { description, license: "MIT" } } });
-    const room = ANNOTATIONS_MAX_BYTES - bytesFor("");
-    // "x" costs 2 bytes and '"' costs 3: together they reach any count.
-    const exactly = '"'.repeat(room % 2) + "x".repeat((room - 3 * (room % 2)) / 2);
-    assert.equal(bytesFor(exactly), ANNOTATIONS_MAX_BYTES);
-    assert.equal(withDescription(exactly).children.length, 1);
-    const oneMore = exactly.replace("x", '"');
-    assert.equal(bytesFor(oneMore), ANNOTATIONS_MAX_BYTES + 1);
-    assert.equal(ready(withDescription(oneMore)).reason, "SpecTooLarge");
-  });
-
-});
-
 describe("sync: a Namespace of that name that is not the Project's", () => {
   const taken = related({ "proj-test": { phase: "Active" } });
 
@@ -270,7 +190,6 @@ describe("sync: no answer costs a Project a Namespace it has", () => {
   // without a case fails the first test.
   const cases = {
     InvalidName: { parent: project("my.project"), children: having("proj-my.project") },
-    SpecTooLarge: { parent: project("big", { spec: { description: "a".repeat(140_000) } }), children: having("proj-big") },
     // The name is taken by someone else's Namespace; the one the Project owns under an older name stays.
     NamespaceConflict: { parent: project("shop"), children: having("proj-shop-old"), related: related({ "proj-shop": { phase: "Active" } }) },
   } satisfies Record<string, NeverLoseCase>;
@@ -284,13 +203,8 @@ describe("sync: no answer costs a Project a Namespace it has", () => {
     });
   }
 
-  test("a Project whose spec is too large still names its Namespace in the status", () => {
-    const { parent, children } = cases.SpecTooLarge;
-    assert.equal(sync(parent, children, related(), at).status.namespace, "proj-big");
-  });
-
   test("without a Namespace yet, a refused Project asks for none and names none", () => {
-    const answer = sync(cases.SpecTooLarge.parent, namespaces(), related(), at);
+    const answer = sync(cases.InvalidName.parent, namespaces(), related(), at);
     assert.deepEqual(answer.children, []);
     assert.equal(answer.status.namespace, undefined);
   });
