@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
 import { describeObject, kubectlProcess, runE2e as run, type E2eOptions, type Kubectl } from "./e2e.ts";
-import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { readManifest } from "./manifest.ts";
 import { runObjects } from "./scale.ts";
@@ -127,6 +127,17 @@ function assertChangesOnlyItsOwn(calls: Call[], project: string) {
 }
 
 describe("e2e: touches only what it creates", () => {
+  test("an object of a kind the cluster does not serve yet counts as absent, so a fresh cluster gets k8s.yaml whole", async () => {
+    // kubectl's answer when its discovery knows no such kind, as for a custom resource before its CRD.
+    const unknownKind = manifest.objects.find((object) => object.apiVersion === API_VERSION && object.kind !== "CustomResourceDefinition");
+    const rules: Rule[] = unknownKind
+      ? [{ when: `^get -f - -o name --ignore-not-found ${describeObject(unknownKind)}$`, exit: 1, stderr: `error: resource mapping not found for name: "${unknownKind.metadata.name}": no matches for kind "${unknownKind.kind}" in version "${API_VERSION}"` }]
+      : [];
+    const { output } = await runE2e(rules);
+    assert.match(output, /k8s\.yaml created by this run/);
+    assert.ok(output.includes("ok   1. create k8s.yaml"), output);
+  });
+
   test("on a cluster without k8s.yaml, a failing step still deletes exactly what the run created, newest first", async () => {
     // The stand-in answers every get with nothing, so step 3's annotation check fails.
     const { code, output, calls } = await runE2e([]);

@@ -174,8 +174,15 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     created.splice(created.indexOf(object), 1);
   }
 
+  // An object of a kind the cluster does not serve yet (its CRD not installed)
+  // is not there either. kubectl tells that from its discovery cache, so
+  // whether it says so depends on what it cached from an earlier cluster at
+  // the same address (seen locally: it failed only after a run of another copy).
   async function exists(object: KubeObject): Promise<boolean> {
-    return (await must(["get", "-f", "-", "-o", "name", "--ignore-not-found"], stringify(object))).trim() !== "";
+    const result = await kubectl(["get", "-f", "-", "-o", "name", "--ignore-not-found"], stringify(object));
+    if (!result.ok && /no matches for kind|the server doesn't have a resource type/.test(result.stderr)) return false;
+    if (!result.ok) throw new Error(`kubectl get -f - -o name --ignore-not-found failed:\n${result.stderr.trim()}`);
+    return result.stdout.trim() !== "";
   }
 
   // The run's own objects may be protected from deletion, by a step that
