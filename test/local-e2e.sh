@@ -23,6 +23,11 @@ fi
 export LOCAL_K8S_DIR=$PWD/.cache/local-k8s
 export KUBECONFIG=$LOCAL_K8S_DIR/kubeconfig
 export KUBECTL=$LOCAL_K8S_DIR/bin/kubectl
+# kubectl's discovery cache is kept per server address, and every run's
+# server is 127.0.0.1:16443: a cache of its own keeps one run from seeing the
+# kinds of another's.
+export KUBECACHEDIR=$LOCAL_K8S_DIR/kube-cache
+rm -rf "$KUBECACHEDIR"
 logs=$LOCAL_K8S_DIR/logs
 webhook_pid=
 
