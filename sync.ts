@@ -422,7 +422,7 @@ export function sync(
     plans.find((plan) => plan.unavailable)?.unavailable ??
     namespaceNotReady(name, observed[name]) ??
     removingStrays(name, strays) ??
-    firstDefined(FEATURES.map((feature, index) => () => progressOf(name, feature, plans, index, children))) ??
+    FEATURES.reduce<Readiness | undefined>((found, feature, index) => found ?? progressOf(name, feature, plans, index, children), undefined) ??
     activeWith(name, plans, otherNamespaces);
   const status: ProjectStatus = {
     namespaces: Object.keys(observed).length,
@@ -475,17 +475,11 @@ export function sync(
 const kindOf = (group: string) => group.slice(0, group.indexOf("."));
 
 /** Metacontroller keys namespaced children of this cluster-scoped parent `<namespace>/<name>`, cluster-scoped ones by name. */
-function observedChild(children: ObservedChildren, { apiVersion, kind, metadata }: Child) {
-  return children[`${kind}.${apiVersion}`]?.[metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name];
-}
+const keyOf = ({ metadata }: Child) => (metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name);
 
-const firstDefined = <T>(candidates: (() => T | undefined)[]): T | undefined => {
-  for (const candidate of candidates) {
-    const found = candidate();
-    if (found !== undefined) return found;
-  }
-  return undefined;
-};
+function observedChild(children: ObservedChildren, child: Child) {
+  return children[`${child.kind}.${child.apiVersion}`]?.[keyOf(child)];
+}
 
 // A feature is in place when it has nothing to remake, everything it asks
 // for is as it asks, and nothing is left of its kinds that it no longer asks
@@ -513,7 +507,6 @@ function progressOf(name: string, feature: Feature, plans: Plan[], index: number
   };
 }
 
-const keyOf = ({ metadata }: Child) => (metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name);
 
 function activeWith(name: string, plans: Plan[], otherNamespaces: string[]): Readiness {
   const kept = otherNamespaces.length === 0 ? "" : ` It also owns Namespace ${otherNamespaces.join(", ")}, kept as it is: delete it by hand once nobody needs it.`;
