@@ -137,6 +137,17 @@ function project(name: string, license: string): KubeObject {
   };
 }
 
+/** Binds a ClusterRole cluster-wide to one User or Group. */
+function clusterRoleBinding(name: string, role: string, subject: { kind: "User" | "Group"; name: string }): KubeObject {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", ...subject }],
+  };
+}
+
 class Skip extends Error {}
 class Refusal extends Error {}
 
@@ -436,13 +447,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       spec: { description: "Created by test/e2e.ts", members },
     });
     await step(`10. a developer with only ${REQUESTER_ROLE} creates a Project as its admin and works in it, and nothing beyond`, async () => {
-      await create({
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "ClusterRoleBinding",
-        metadata: { name: DEVELOPERS },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: REQUESTER_ROLE },
-        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: DEVELOPERS }],
-      });
+      await create(clusterRoleBinding(DEVELOPERS, REQUESTER_ROLE, { kind: "Group", name: DEVELOPERS }));
       const own = memberProject(SELF_SERVED, [{ kind: "User", name: DEVELOPER, role: "admin" }]);
       await eventually(`${DEVELOPER} may create Projects`, async () => (await kubectl(["auth", "can-i", "create", PARENT.plural, ...asDeveloper(DEVELOPER)])).ok);
       await must(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(own));
@@ -921,13 +926,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["create", "get", "patch", "update", "delete"] }],
       } as KubeObject;
       await create(role);
-      await create({
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "ClusterRoleBinding",
-        metadata: { name: writer },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: writer },
-        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: writer }],
-      } as KubeObject);
+      await create(clusterRoleBinding(writer, writer, { kind: "User", name: writer }));
       await eventually(`${writer} may create namespaces`, async () => (await kubectl(["auth", "can-i", "create", "namespaces", "--as", writer])).ok);
       const uid = await must(["get", PARENT.singular, CONFLICTING, "-o", "jsonpath={.metadata.uid}"]);
       const planted = { apiVersion: "v1", kind: "Namespace", metadata: { name: `e2e-${RUN}-planted`, labels: { "controller-uid": uid } } } as KubeObject;
