@@ -276,6 +276,19 @@ describe("admission: whom the guards trust", () => {
     }
   });
 
+  test("a request about a Namespace names that Namespace as its namespace, as the API server does; any other cluster-wide one names none", () => {
+    // Seen on 1.36, in the ownership guard's refusal of a planted Namespace.
+    const namespaceOf = {
+      metadata: { name: "namespace-of" },
+      spec: {
+        matchConstraints: { resourceRules: [{ apiGroups: ["", "rbac.authorization.k8s.io"], resources: ["namespaces", "clusterroles"], operations: ["DELETE"] }] },
+        validations: [{ expression: "false", messageExpression: "'[' + request.namespace + ']'" }],
+      },
+    };
+    assert.equal(admit(namespaceOf, deleting("", "namespaces", { metadata: { name: "team-x" } }), null).message, "[team-x]");
+    assert.equal(admit(namespaceOf, deleting("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "reader" } }), null).message, "[]");
+  });
+
   test("without its params, a policy refuses whatever its rules and selectors match, before its conditions are read, as the API server does", () => {
     // The first ownership guard selected by a condition, and so, seen on 1.36,
     // refused every NetworkPolicy in the cluster once the ConfigMap was gone.
