@@ -2,7 +2,7 @@
 // it keeps, and that every feature's markers across the repository close.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { FEATURES } from "../sync.ts";
 import { filesOf, withoutFeature, writtenByHand } from "./take-away.ts";
@@ -11,7 +11,7 @@ const root = new URL("..", import.meta.url);
 // Tracked and still there: a copy that has taken features away may not have committed it.
 const tracked = execFileSync("git", ["ls-files"], { cwd: root, encoding: "utf8" })
   .split("\n")
-  .filter((path) => path && existsSync(new URL(path, root)) && lstatSync(new URL(path, root)).isFile());
+  .filter((path) => path && existsSync(new URL(path, root)));
 // The files there, committed or not: a feature just written counts.
 const featuresDirectory = new URL("features/", root);
 const features = existsSync(featuresDirectory) ? readdirSync(featuresDirectory).filter((file) => file.endsWith(".ts")).map((file) => file.slice(0, -".ts".length)) : [];

@@ -11,7 +11,7 @@
 // refuses, changing nothing, a feature that has no file in features/, and a
 // block left open.
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
 
 const root = new URL("..", import.meta.url);
@@ -59,8 +59,7 @@ function takeAway(features: string[]) {
   }
   const removed = features.flatMap((feature) => filesOf(feature, tracked));
   const rewritten = new Map<string, string>();
-  const isFile = (path: string) => existsSync(new URL(path, root)) && lstatSync(new URL(path, root)).isFile();
-  for (const path of tracked.filter((path) => !removed.includes(path) && isFile(path))) {
+  for (const path of tracked.filter((path) => !removed.includes(path) && existsSync(new URL(path, root)))) {
     const text = readFileSync(new URL(path, root), "utf8");
     if (text.includes("\0")) continue;
     const written = writtenByHand(text);
