@@ -62,8 +62,15 @@ export const FEATURES: Feature[] = [
 // without `status`) and Metacontroller adds fields over time, so every object
 // here is loose: unknown keys pass through untouched, and only the fields that
 // `sync` reads are checked. Each feature checks its own fields the same way.
-const entriesOf = (part: (feature: Feature) => Record<string, v.GenericSchema>) =>
-  Object.assign({}, ...FEATURES.map(part)) as Record<string, v.GenericSchema>;
+// Two features may read the same field or group (both read the profile, say):
+// each then gets what its own schema makes of it.
+const entriesOf = (part: (feature: Feature) => Record<string, v.GenericSchema>) => {
+  const entries: Record<string, v.GenericSchema> = {};
+  for (const [key, schema] of FEATURES.flatMap((feature) => Object.entries(part(feature)))) {
+    entries[key] = entries[key] ? v.intersect([entries[key], schema]) : schema;
+  }
+  return entries;
+};
 
 const ProjectSpec = v.looseObject({
   description: v.nullish(v.string()),
@@ -223,11 +230,13 @@ export type ProjectStatus = {
   conditions: ReadyCondition[];
 };
 
-/** Exactly the two keys Metacontroller reads: with hook v2 it rejects any other. */
+/** Exactly the keys Metacontroller reads: with hook v2 it rejects any other. */
 export type SyncResponse = {
   status: ProjectStatus;
   /** The Namespaces first, the Project's own leading, then each feature's children. */
   children: (Namespace | Child)[];
+  /** The finalize hook's alone: true lets the Project go. */
+  finalized?: boolean;
 };
 
 /** Objects picked by name, the one kind of rule this controller needs. */
@@ -253,6 +262,8 @@ export type FeatureInput<Spec extends Schemas, Groups extends Schemas, Related e
   related: { [R in keyof Related]?: Record<string, v.InferOutput<Related[R]>> };
   /** Whether every child that the features before this one ask for is observed. */
   earlierInPlace: boolean;
+  /** The Project is being deleted: the finalize hook asks what must happen before it goes. */
+  finalizing: boolean;
 };
 
 /** What is not yet as the feature asks: each object by kind and name, and how it should be. */
@@ -273,12 +284,16 @@ export type Plan = {
   unavailable?: Readiness;
   /** Why `remake` is not empty, where the person who caused it should hear it. */
   remaking?: Readiness;
+  /** What stopped and waits for a person: reported in the feature's turn, before what it waits for. */
+  failed?: Readiness;
   /** What it waits for; without it, the feature is never waited for. */
   waiting?: Waiting;
   /** What the feature does not ask for yet, until the features before it are in place. */
   heldBack?: string;
   /** What Ready's message says of it once everything is in place. */
   ready?: string;
+  /** While finalizing: false until what it must do before the Project goes is done. */
+  finalized?: boolean;
 };
 
 export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Related extends Schemas = any> = {
@@ -286,8 +301,8 @@ export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Re
   /** Its child groups, `<Kind>.<apiVersion>` to one observed child; the CompositeController owns each. */
   children: Groups;
   related: Related;
-  /** Which of its cluster-wide children are the Project's, and what they are; its namespaced ones belong in the Project's Namespace. */
-  clusterWide?: { owns: (project: string, group: string, name: string) => boolean; are: string };
+  /** Which of its children outside the Project's Namespace are the Project's (by group and key), and what they are. */
+  elsewhere?: { owns: (project: string, group: string, key: string) => boolean; are: string };
   customize?: (project: Project, spec: Partial<Outputs<Spec>>) => RelatedResourceRule[];
   /** Why the API server would refuse the Namespace `sync` is about to ask for, if it would: one of its refusals. */
   refuse?: (namespace: Namespace) => Readiness | undefined;
@@ -345,12 +360,13 @@ export const LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-confi
 export function customize(parent: Project): CustomizeResponse {
   const name = namespaceNameFor(parent.metadata.name);
   if (!isValidNamespaceName(name)) return { relatedResources: [] };
-  return {
-    relatedResources: [
-      { apiVersion: "v1", resource: "namespaces", names: [name] },
-      ...FEATURES.flatMap((feature) => feature.customize?.(parent, parent.spec ?? {}) ?? []),
-    ],
-  };
+  const rules = [
+    { apiVersion: "v1", resource: "namespaces", names: [name] },
+    ...FEATURES.flatMap((feature) => feature.customize?.(parent, parent.spec ?? {}) ?? []),
+  ];
+  // Features that read the same object ask for it once.
+  const unique = new Map(rules.map((rule) => [JSON.stringify(rule), rule]));
+  return { relatedResources: [...unique.values()] };
 }
 
 // ## 7. sync
@@ -369,6 +385,11 @@ export function sync(
   related: RelatedObjects,
   now: () => Date = () => new Date(),
 ): SyncResponse {
+  const { status, children: desired } = desiredState(parent, children, related, now, false);
+  return { status, children: desired };
+}
+
+function desiredState(parent: Project, children: ObservedChildren, related: RelatedObjects, now: () => Date, finalizing: boolean) {
   const name = namespaceNameFor(parent.metadata.name);
   const observed = children[NAMESPACES];
   const active = observed[name]?.status?.phase === "Active";
@@ -378,7 +399,7 @@ export function sync(
   const plans: Plan[] = [];
   for (const feature of FEATURES) {
     const earlier = plans.flatMap((plan) => plan.children);
-    const input = { project: parent, spec: parent.spec ?? {}, namespace: name, observed: observed[name], active, children, related };
+    const input = { project: parent, spec: parent.spec ?? {}, namespace: name, observed: observed[name], active, children, related, finalizing };
     plans.push(feature.plan({ ...input, earlierInPlace: earlier.every((child) => observedChild(children, child)) }));
   }
   const everyNamespaceLabels = { [PROJECT_LABEL]: parent.metadata.name, ...Object.assign({}, ...plans.map((plan) => plan.everyNamespaceLabels)) };
@@ -404,7 +425,7 @@ export function sync(
   const strays = FEATURES.flatMap((feature) =>
     Object.keys(feature.children).flatMap((group) =>
       Object.keys(children[group] ?? {})
-        .filter((key) => (key.includes("/") ? !key.startsWith(`${name}/`) : !feature.clusterWide?.owns(parent.metadata.name, group, key)))
+        .filter((key) => !key.startsWith(`${name}/`) && !feature.elsewhere?.owns(parent.metadata.name, group, key))
         .map((key): [string, string] => [kindOf(group), key]),
     ),
   );
@@ -468,7 +489,25 @@ export function sync(
       .map(keptAsObserved),
   ];
   const remade = new Set(plans.flatMap((plan) => plan.remake ?? []));
-  return { status, children: [...namespaces, ...plans.flatMap((plan) => plan.children).filter((child) => !remade.has(child))] };
+  const desired = [...namespaces, ...plans.flatMap((plan) => plan.children).filter((child) => !remade.has(child))];
+  return { status, children: desired, finalized: plans.every((plan) => plan.finalized !== false) };
+}
+
+// ## 8. finalize
+//
+// Once a Project is deleted, Metacontroller calls this hook instead of sync,
+// and the Project stays until it answers `finalized: true`; then the garbage
+// collector deletes the Project and every child. Until then the answer is
+// the same whole desired state, so that nothing is lost while features do
+// what must happen first (integrations tear down what they made outside the
+// cluster). Without a feature that needs it, the first call lets it go.
+export function finalize(
+  parent: Project,
+  children: ObservedChildren,
+  related: RelatedObjects,
+  now: () => Date = () => new Date(),
+): SyncResponse & { finalized: boolean } {
+  return desiredState(parent, children, related, now, true);
 }
 
 /** `RoleBinding` from `RoleBinding.rbac.authorization.k8s.io/v1`. */
@@ -486,9 +525,10 @@ function observedChild(children: ObservedChildren, child: Child) {
 // for. What later features hold back until then is said with it.
 function progressOf(name: string, feature: Feature, plans: Plan[], index: number, children: ObservedChildren): Readiness | undefined {
   const plan = plans[index]!;
-  if (plan.remaking || !plan.waiting) return plan.remaking;
+  if (plan.remaking || plan.failed || !plan.waiting) return plan.remaking ?? plan.failed;
   const { reason, notYet, toBe } = plan.waiting;
-  const wanted = new Set(plan.children.map((child) => `${child.kind}.${child.apiVersion} ${keyOf(child)}`));
+  // Two features may share a group (RoleBindings, say): what either asks for is not left over.
+  const wanted = new Set(plans.flatMap((each) => each.children).map((child) => `${child.kind}.${child.apiVersion} ${keyOf(child)}`));
   const leftOver = Object.keys(feature.children).flatMap((group) =>
     Object.keys(children[group] ?? {})
       .filter((key) => !wanted.has(`${group} ${key}`))
@@ -566,7 +606,7 @@ function namespaceNotReady(name: string, namespace: ObservedNamespace | undefine
 
 function removingStrays(namespace: string, strays: [kind: string, name: string][]): Readiness | undefined {
   if (strays.length === 0) return undefined;
-  const places = [`Namespace ${namespace}`, ...FEATURES.flatMap((feature) => (feature.clusterWide ? [feature.clusterWide.are] : []))];
+  const places = [`Namespace ${namespace}`, ...FEATURES.flatMap((feature) => (feature.elsewhere ? [feature.elsewhere.are] : []))];
   return {
     status: "False",
     reason: "RemovingStrayChildren",

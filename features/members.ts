@@ -357,10 +357,11 @@ export const members: Feature<typeof spec, typeof children> = {
   spec,
   children,
   related: {},
-  clusterWide: {
-    owns: (project, group, name) => {
+  elsewhere: {
+    owns: (project, group, key) => {
       const reader = readerRoleNameFor(project);
-      return group === CLUSTER_ROLES ? name === reader : name.startsWith(`${reader}:`);
+      if (group === CLUSTER_ROLES) return key === reader;
+      return group === CLUSTER_ROLE_BINDINGS && key.startsWith(`${reader}:`);
     },
     are: "the objects that let its members read it",
   },
