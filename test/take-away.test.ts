@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { FEATURES } from "../sync.ts";
-import { filesOf, withoutFeature, writtenByHand } from "./take-away.ts";
+import { filesOf, neededByKept, needsOf, withoutFeature, writtenByHand } from "./take-away.ts";
 
 const root = new URL("..", import.meta.url);
 // Tracked and still there: a copy that has taken features away may not have committed it.
@@ -37,13 +37,27 @@ describe("take-away: markers", () => {
     assert.equal(withoutFeature(text, "members"), text);
   });
 
+  test("a feature's file names the features it needs; integrations needs the guardrails' profiles", () => {
+    assert.deepEqual(needsOf("/**\n * # X\n *\n * Needs: guardrails, members (why).\n */"), ["guardrails", "members"]);
+    assert.deepEqual(needsOf("/** Needs nothing. */"), []);
+    if (features.includes("integrations")) assert.deepEqual(needsOf(readFileSync(new URL("integrations.ts", featuresDirectory), "utf8")), ["guardrails"]);
+  });
+
+  test("taking away a feature that a kept one needs is refused; taking both is not", () => {
+    const files = { "features/integrations.ts": " * Needs: guardrails (why).", "features/guardrails.ts": "", "features/members.ts": "" };
+    const read = (path: string) => files[path as keyof typeof files];
+    assert.equal(neededByKept(["guardrails"], Object.keys(files), read), "integrations needs guardrails: take them away together, or neither");
+    assert.equal(neededByKept(["guardrails", "integrations"], Object.keys(files), read), undefined);
+    assert.equal(neededByKept(["members"], Object.keys(files), read), undefined);
+  });
+
   test("a block left open is refused, naming the file and line", () => {
     assert.throws(() => withoutFeature("a\n<!-- feature: members -->\nb", "members", "README.md"), /^Error: README\.md:2: feature members is opened and never ended$/);
   });
 
-  test("a feature owns its file in features/, and the test files named after it", () => {
-    const paths = ["features/members.ts", "test/members.test.ts", "test/members-cases.ts", "test/fixtures/members-sync.json", "test/sync.test.ts", "docs/members.md"];
-    assert.deepEqual(filesOf("members", paths), ["features/members.ts", "test/members.test.ts", "test/members-cases.ts", "test/fixtures/members-sync.json"]);
+  test("a feature owns its file in features/, its page in docs/, and the test files named after it", () => {
+    const paths = ["features/members.ts", "test/members.test.ts", "test/members-cases.ts", "test/fixtures/members-sync.json", "test/sync.test.ts", "docs/members.md", "docs/cluster.md", "docs/members-old.md"];
+    assert.deepEqual(filesOf("members", paths), ["features/members.ts", "test/members.test.ts", "test/members-cases.ts", "test/fixtures/members-sync.json", "docs/members.md"]);
   });
 });
 

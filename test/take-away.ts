@@ -1,15 +1,16 @@
 // `npm run take-away -- <feature>...`: removes features from this copy of the
 // repository, exactly as README's "Make it your own" says to by hand:
-//   - its files: features/<feature>.ts, and test/<feature>.* and
-//     test/<feature>-* beside it;
+//   - its files: features/<feature>.ts, docs/<feature>.md, and
+//     test/<feature>.* and test/<feature>-* beside it;
 //   - in every other file, each line that ends with its marker
 //     (`// feature: <feature>`, `# feature: <feature>` or
 //     `<!-- feature: <feature> -->`), and each block from a line that is only
 //     that marker to the line that is only `end feature: <feature>`; but not
 //     in what `npm run manifest` generates, which it writes anew.
 // Then run `npm run manifest`, `npm run transcripts` and `npm test`. It
-// refuses, changing nothing, a feature that has no file in features/, and a
-// block left open.
+// refuses, changing nothing, a feature that has no file in features/, one
+// that a feature kept needs (its file says `Needs: <feature>`), and a block
+// left open.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
@@ -43,11 +44,26 @@ export function writtenByHand(text: string): string {
   return generatedAt < 0 ? text : text.slice(0, generatedAt);
 }
 
+/** What a feature's file says it needs of others, in a line of its opening comment: ` * Needs: guardrails (why).` */
+export function needsOf(text: string): string[] {
+  const line = /^\s*\*\s*Needs: ([a-z0-9-]+(?:, [a-z0-9-]+)*)/m.exec(text);
+  return line?.[1]?.split(", ") ?? [];
+}
+
+/** Why these features cannot go while the others stay, if a kept one needs one of them. */
+export function neededByKept(features: string[], paths: string[], read: (path: string) => string): string | undefined {
+  for (const kept of paths.filter((path) => /^features\/[^/]+\.ts$/.test(path) && !features.includes(basename(path, ".ts")))) {
+    const needed = needsOf(read(kept)).filter((feature) => features.includes(feature));
+    if (needed.length) return `${basename(kept, ".ts")} needs ${needed.join(", ")}: take them away together, or neither`;
+  }
+  return undefined;
+}
+
 /** The files a feature owns outright. */
 export function filesOf(feature: string, tracked: string[]): string[] {
   return tracked.filter((path) => {
     const file = basename(path);
-    const own = path === `features/${feature}.ts`;
+    const own = path === `features/${feature}.ts` || path === `docs/${feature}.md`;
     return own || (path.startsWith("test/") && (file.startsWith(`${feature}.`) || file.startsWith(`${feature}-`)));
   });
 }
@@ -57,6 +73,8 @@ function takeAway(features: string[]) {
   for (const feature of features) {
     if (!existsSync(new URL(`features/${feature}.ts`, root))) throw new Error(`no feature ${feature}: features/${feature}.ts does not exist`);
   }
+  const needed = neededByKept(features, tracked, (path) => readFileSync(new URL(path, root), "utf8"));
+  if (needed) throw new Error(needed);
   const removed = features.flatMap((feature) => filesOf(feature, tracked));
   const rewritten = new Map<string, string>();
   for (const path of tracked.filter((path) => !removed.includes(path) && existsSync(new URL(path, root)))) {
