@@ -21,9 +21,10 @@ import { validator } from "hono/validator";
 import { createHash } from "node:crypto";
 import type { Server } from "node:http";
 import * as v from "valibot";
-import { CustomizeRequest, PARENT, REFUSALS, SyncRequest, customize, sync } from "./sync.ts";
+import { CustomizeRequest, PARENT, REFUSALS, SyncRequest, customize, finalize, sync, type SyncResponse } from "./sync.ts";
 
 export const SYNC_PATH = "/sync";
+export const FINALIZE_PATH = "/finalize";
 export const CUSTOMIZE_PATH = "/customize";
 export const HEALTH_PATH = "/healthz";
 
@@ -146,25 +147,30 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
     }),
   ] as const;
 
-  app.post(SYNC_PATH, ...hookRequest(SyncRequest, "sync hook"), (c) => {
-    const { parent, children, related } = c.req.valid("json");
-    const answer = sync(parent, children, related, now);
-    // Metacontroller shows a refusal only in the parent's status; the
-    // operator reading this log should see it too, with whose it is.
-    const [ready] = answer.status.conditions;
-    if (ready && isRefusal(ready.reason)) {
-      console.warn(`${PARENT.kind} ${parent.metadata.name} refused: ${ready.reason}: ${ready.message}`);
-    }
-    // Spelled out so that nothing else can slip in: hook v2 decodes the
-    // answer strictly and fails on any key it does not know.
-    const body = JSON.stringify({ status: answer.status, children: answer.children });
-    // With `etag.enabled`, Metacontroller sends back the ETag of the last
-    // answer; when it still holds it reuses that answer, and we save the bytes.
-    const etag = etagOf(body);
-    if (etagMatches(c.req.header("If-None-Match"), etag)) return c.body(null, 304, { ETag: etag });
-    return c.body(body, 200, { "Content-Type": "application/json", ETag: etag });
-  });
-  app.all(SYNC_PATH, methodNotAllowed("POST"));
+  // The finalize hook is sent what sync is, once the parent is being
+  // deleted, and answers the same way, with `finalized` besides.
+  for (const [path, hook] of [[SYNC_PATH, sync], [FINALIZE_PATH, finalize]] as const) {
+    app.post(path, ...hookRequest(SyncRequest, `${path.slice(1)} hook`), (c) => {
+      const { parent, children, related } = c.req.valid("json");
+      const answer: SyncResponse = hook(parent, children, related, now);
+      // Metacontroller shows a refusal only in the parent's status; the
+      // operator reading this log should see it too, with whose it is.
+      const [ready] = answer.status.conditions;
+      if (ready && isRefusal(ready.reason)) {
+        console.warn(`${PARENT.kind} ${parent.metadata.name} refused: ${ready.reason}: ${ready.message}`);
+      }
+      // Spelled out so that nothing else can slip in: hook v2 decodes the
+      // answer strictly and fails on any key it does not know.
+      const { status, children: desired, finalized } = answer;
+      const body = JSON.stringify({ status, children: desired, ...(finalized === undefined ? {} : { finalized }) });
+      // With `etag.enabled`, Metacontroller sends back the ETag of the last
+      // answer; when it still holds it reuses that answer, and we save the bytes.
+      const etag = etagOf(body);
+      if (etagMatches(c.req.header("If-None-Match"), etag)) return c.body(null, 304, { ETag: etag });
+      return c.body(body, 200, { "Content-Type": "application/json", ETag: etag });
+    });
+    app.all(path, methodNotAllowed("POST"));
+  }
 
   // Metacontroller keeps this answer per generation of the parent, so it needs no ETag.
   app.post(CUSTOMIZE_PATH, ...hookRequest(CustomizeRequest, "customize hook"), (c) => {

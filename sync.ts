@@ -20,6 +20,7 @@ import * as v from "valibot";
 import { annotationLimits } from "./features/annotation-limits.ts"; // feature: annotation-limits
 import { deletionProtection } from "./features/deletion-protection.ts"; // feature: deletion-protection
 import { guardrails } from "./features/guardrails.ts"; // feature: guardrails
+import { integrations } from "./features/integrations.ts"; // feature: integrations
 import { members } from "./features/members.ts"; // feature: members
 
 // ## 1. The names
@@ -46,7 +47,10 @@ export const NAMESPACE_PREFIX = "proj-";
 //   - deletion protection: the Namespace stays while the Project says so;
 //   - guardrails: quota, default limits, isolation and Pod Security from a
 //     ProjectProfile;
-//   - members: access for the people the spec lists, and nobody else.
+//   - members: access for the people the spec lists, and nobody else;
+//   - integrations: what the Project gets outside the cluster (a
+//     repository, a CI runner), one Job each, in order, torn down when the
+//     Project is deleted.
 // `npm run take-away -- <feature>` takes one away, with everything marked
 // as its own across the repository (README's "Make it your own").
 export const FEATURES: Feature[] = [
@@ -54,6 +58,7 @@ export const FEATURES: Feature[] = [
   deletionProtection, // feature: deletion-protection
   guardrails, // feature: guardrails
   members, // feature: members
+  integrations, // feature: integrations
 ];
 
 // ## 3. The request
@@ -62,12 +67,14 @@ export const FEATURES: Feature[] = [
 // without `status`) and Metacontroller adds fields over time, so every object
 // here is loose: unknown keys pass through untouched, and only the fields that
 // `sync` reads are checked. Each feature checks its own fields the same way.
-// Two features may read the same field or group (both read the profile, say):
-// each then gets what its own schema makes of it.
+// Two features may read the same field or group (both read the profile, say).
+// What arrives must then pass both schemas, and both are given what the
+// first makes of it: a pipe keeps the first one's optional or required.
 const entriesOf = (part: (feature: Feature) => Record<string, v.GenericSchema>) => {
   const entries: Record<string, v.GenericSchema> = {};
   for (const [key, schema] of FEATURES.flatMap((feature) => Object.entries(part(feature)))) {
-    entries[key] = entries[key] ? v.intersect([entries[key], schema]) : schema;
+    const first = entries[key];
+    entries[key] = first ? v.pipe(first, v.check((value) => v.is(schema, value))) : schema;
   }
   return entries;
 };
@@ -422,12 +429,11 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
   // is never asked for, and so deleted: nothing outside its own Namespace
   // becomes the Project's (k8s.yaml's ownership guard keeps anyone but
   // Metacontroller from labelling one; this holds if one got in before it).
-  const strays = FEATURES.flatMap((feature) =>
-    Object.keys(feature.children).flatMap((group) =>
-      Object.keys(children[group] ?? {})
-        .filter((key) => !key.startsWith(`${name}/`) && !feature.elsewhere?.owns(parent.metadata.name, group, key))
-        .map((key): [string, string] => [kindOf(group), key]),
-    ),
+  const strays = [...new Set(FEATURES.flatMap((feature) => Object.keys(feature.children)))].flatMap((group) =>
+    Object.keys(children[group] ?? {})
+      .filter((key) => !key.startsWith(`${name}/`))
+      .filter((key) => !FEATURES.some((feature) => group in feature.children && feature.elsewhere?.owns(parent.metadata.name, group, key)))
+      .map((key): [string, string] => [kindOf(group), key]),
   );
 
   // Phase 1: the status, from what was observed. It must depend on nothing

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { API_VERSION, DEFAULT_LICENSE, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
 import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, paramsOf, policyNamed, projectSchema, projectVersion, trusted } from "./admission.ts";
+import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { admit, evaluateCel, type AdmissionRequest } from "./cel.ts";
 import { clock, namespaces, project, related } from "./helpers.ts";
 
@@ -52,7 +53,7 @@ describe("admission: the CRD keeps out what sync cannot use", () => {
 describe("admission: a stray delete keeps the install", () => {
   const installDelete = (group: string, resource: string, object: any, options?: Parameters<typeof deleting>[3]) =>
     admit(installPolicy, deleting(group, resource, object, options));
-  const controllerNamespace = find("Namespace");
+  const controllerNamespace = find("Namespace", find("Deployment").metadata.namespace);
   const trustedConfigMap = find("ConfigMap", "trusted-controllers");
   const inControllerNamespace = { namespace: { name: controllerNamespace.metadata.name } };
   const kept = [
@@ -233,7 +234,12 @@ describe("admission: a Project's objects are Metacontroller's", () => {
     assert.equal(unparamed(unlabelled(owned)).matched, false, "an object without the label never needs the params");
     assert.equal(unparamed(owned).allowed, false, "one with it is refused");
     assert.deepEqual(ownershipPolicy.spec.matchConstraints.objectSelector, { matchExpressions: [{ key: OWNER_LABEL, operator: "Exists" }] });
-    assert.equal(ownershipPolicy.spec.matchConditions, undefined, "selected by the label alone: a condition would be evaluated after the params are looked up");
+    // Selected by the label alone: a condition is evaluated after the params
+    // are looked up, so one may only let through what the label selected.
+    const exemptions: string[] = [
+      "not-an-integration-report", // feature: integrations
+    ];
+    assert.deepEqual((ownershipPolicy.spec.matchConditions ?? []).map((condition: any) => condition.name), exemptions);
   });
 
   test("it guards exactly the kinds the CompositeController owns, and not their status subresources", () => {
@@ -270,7 +276,7 @@ describe("admission: whom the guards trust", () => {
     for (const policy of guards) {
       assert.deepEqual(find("ValidatingAdmissionPolicyBinding", policy.metadata.name).spec.paramRef, {
         name: "trusted-controllers",
-        namespace: find("Namespace").metadata.name,
+        namespace: find("ConfigMap", "trusted-controllers").metadata.namespace,
         parameterNotFoundAction: "Deny",
       });
     }
@@ -308,7 +314,10 @@ describe("admission: whom the guards trust", () => {
 
   test("no policy names a controller's identity itself", () => {
     for (const policy of objects.filter((object) => object.kind === "ValidatingAdmissionPolicy")) {
-      assert.doesNotMatch(JSON.stringify(policy.spec), /system:serviceaccount:[a-z]|system:kube-controller-manager/, policy.metadata.name);
+      let spec = JSON.stringify(policy.spec);
+      // Integrations are told apart by the Namespace they run in, and trusted with nothing.
+      spec = spec.replaceAll(`system:serviceaccount:${INTEGRATIONS_NAMESPACE}:`, ""); // feature: integrations
+      assert.doesNotMatch(spec, /system:serviceaccount:[a-z]|system:kube-controller-manager/, policy.metadata.name);
     }
   });
 

@@ -14,6 +14,7 @@ import { parse, parseAllDocuments } from "yaml";
 import { describeObject, kubectlProcess, runE2e as run, type E2eOptions, type Kubectl } from "./e2e.ts";
 import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
+import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { readManifest } from "./manifest.ts";
 import { runObjects } from "./scale.ts";
 import { spawnChild, withTsx } from "./spawn-server.ts";
@@ -85,7 +86,7 @@ const objectsOf = (calls: Call[], which: string) => calls.filter((call) => verb(
 const runName = (output: string) => /e2e run ([0-9a-f]{6}) /.exec(output)?.[1];
 // The names the run's kubectl calls use, from where they are defined.
 const CRD = `${PARENT.plural}.${GROUP}`;
-const CONTROLLER_NAMESPACE = manifest.find("Namespace").metadata.name;
+const CONTROLLER_NAMESPACE = manifest.find("Deployment").metadata.namespace;
 const TRUSTED_CONTROLLERS = manifest.objects.find((object) => object.spec?.paramRef)?.spec.paramRef.name;
 
 /**
@@ -155,16 +156,23 @@ describe("e2e: touches only what it creates", () => {
     // Newest first: the Project, then k8s.yaml backwards.
     const guarded = [...manifest.objects].reverse().flatMap((object) => {
       if (object.kind.startsWith("ValidatingAdmissionPolicy")) return [`patch ${describeObject(object)}`];
+      if (object.kind === "CompositeController") return [`patch ${describeObject(object)}`]; // feature: integrations
       const kept =
         object.kind === "CustomResourceDefinition" ||
         object.kind === PROFILE.kind || // feature: guardrails
         (object.kind === "Namespace" && object.metadata.name === CONTROLLER_NAMESPACE) ||
+        (object.kind === "Namespace" && object.metadata.name === INTEGRATIONS_NAMESPACE) || // feature: integrations
         (object.kind === "ConfigMap" && object.metadata.name === TRUSTED_CONTROLLERS);
       return kept ? [`annotate ${describeObject(object)}`] : [];
     });
     assert.deepEqual(lifts, [`patch ${PARENT.singular} ${project}`, ...guarded]);
     for (const call of calls.filter((candidate) => verb(candidate) === "annotate")) assert.ok(call.args.includes(`${GROUP}/allow-deletion=true`), call.args.join(" "));
+    // feature: integrations
+    const unhooked = calls.find((call) => verb(call) === "patch" && call.objects[0]?.startsWith("CompositeController "));
+    assert.deepEqual(unhooked?.args.slice(3), ["--type=json", "-p", '[{"op":"remove","path":"/spec/hooks/finalize"}]'], "the finalize hook goes first");
+    // end feature: integrations
     for (const call of calls.filter((candidate) => verb(candidate) === "patch" && candidate.args[1] === "-f")) {
+      if (call.objects[0]?.startsWith("CompositeController ")) continue; // feature: integrations
       assert.deepEqual(call.args.slice(3), ["--type=merge", "-p", '{"metadata":{"finalizers":null}}']);
     }
     const installed = await runE2e([EVERYTHING_EXISTS]);

@@ -31,6 +31,7 @@ import { API_VERSION, GROUP, PARENT, PROJECT_NAME_RULE, namespaceNameFor } from 
 import { DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
+import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -124,6 +125,7 @@ const keptUntilAnnotated = (object: KubeObject) =>
   object.kind === "CustomResourceDefinition" ||
   object.kind === PROFILE.kind || // feature: guardrails
   (object.kind === "Namespace" && object.metadata.name === INSTALL_NAMESPACE) ||
+  (object.kind === "Namespace" && object.metadata.name === INTEGRATIONS_NAMESPACE) || // feature: integrations
   (object.kind === "ConfigMap" && object.metadata.namespace === INSTALL_NAMESPACE && object.metadata.name === TRUSTED_CONTROLLERS);
 // Every admission policy and binding carries a finalizer that only a deliberate uninstall removes.
 const heldByFinalizer = (object: KubeObject) => object.kind.startsWith("ValidatingAdmissionPolicy");
@@ -211,6 +213,19 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     if (heldByFinalizer(object)) {
       await kubectl(["patch", "-f", "-", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'], stringify(object), signal);
     }
+    // feature: integrations
+    // Nobody plays the kubelet now: a Project that ran integrations goes
+    // without their teardowns, and the CompositeController once it no longer
+    // holds Projects back with the finalize hook.
+    if (object.kind === PARENT.kind) {
+      const names = await kubectl(["get", PARENT.singular, name, "-o", "jsonpath={.status.integrations[*].name}"], undefined, signal);
+      const skipped = Object.fromEntries(names.stdout.split(" ").filter(Boolean).map((each) => [each, { skipTeardown: true }]));
+      if (Object.keys(skipped).length) await kubectl(["patch", PARENT.singular, name, "--type=merge", "-p", JSON.stringify({ spec: { integrations: skipped } })], undefined, signal);
+    }
+    if (object.kind === "CompositeController") {
+      await kubectl(["patch", "-f", "-", "--type=json", "-p", '[{"op":"remove","path":"/spec/hooks/finalize"}]'], stringify(object), signal);
+    }
+    // end feature: integrations
   }
 
   async function cleanUp(): Promise<void> {
@@ -840,6 +855,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
           `${PROFILE.plural}.${GROUP} "${DEFAULT_PROFILE}"`, // feature: guardrails
           `namespaces "${INSTALL_NAMESPACE}"`,
           `configmaps "${TRUSTED_CONTROLLERS}"`,
+          `namespaces "${INTEGRATIONS_NAMESPACE}"`, // feature: integrations
+          `compositecontrollers.metacontroller.k8s.io "${manifest.find((object) => object.kind === "CompositeController")?.metadata.name}"`, // feature: integrations
         ];
         for (const kept of keptByGuards) {
           assert.ok(stray.stderr.includes(`${kept} is forbidden`), `${run} delete: ${kept} kept\n${stray.stderr}`);
@@ -937,6 +954,191 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.match(await refusedTo(["--as", writer], ["delete", "namespace", namespaceNameFor(CONFLICTING), "--wait=false"]), OWNERSHIP_REFUSAL);
       await waitForReady(CONFLICTING);
     });
+
+    // feature: integrations
+    // Integrations: a profile of this run's with three of them, the runner
+    // after the repository. No kubelet runs, so the run plays it: it writes
+    // the status of each Job's Pod, and the Job controller finishes the Job.
+    const WIRED_PROFILE = `e2e-${RUN}-integrations`;
+    const WIRED = `e2e-${RUN}-wired`;
+    const WIRED_AGAIN = `e2e-${RUN}-wired-again`;
+    const RUNNER_IDENTITY = `e2e-${RUN}-integration`;
+    const CREDENTIALS = `e2e-${RUN}-credentials`;
+    const IMAGE = "registry.invalid/e2e-integration:1";
+    const integration = (name: string, extra: Record<string, unknown> = {}) => ({
+      name,
+      image: IMAGE,
+      command: ["/bin/integration", name],
+      serviceAccount: RUNNER_IDENTITY,
+      secret: CREDENTIALS,
+      retries: 0,
+      teardown: true,
+      ...extra,
+    });
+    const wiredProfile: KubeObject = {
+      apiVersion: PROFILE.apiVersion,
+      kind: PROFILE.kind,
+      metadata: { name: WIRED_PROFILE },
+      spec: {
+        integrations: [integration("repository", { parameters: ["visibility"] }), integration("tracker"), integration("runner", { after: ["repository"], handsOverSecret: true })],
+      },
+    } as KubeObject;
+    const wiredProject = (name: string, members: { kind: string; name: string; role: string }[] = []): KubeObject => ({
+      ...project(name, "MIT"),
+      spec: {
+        description: "Created by test/e2e.ts",
+        profile: WIRED_PROFILE,
+        ...(members.length ? { members } : {}),
+        integrations: { repository: { parameters: { visibility: "internal" } } },
+      },
+    });
+    type Entry = { name: string; phase: string; job?: string; reason?: string; message?: string; outputs?: Record<string, string> };
+    const entriesOf = async (name: string): Promise<Entry[]> =>
+      JSON.parse((await must(["get", PARENT.singular, name, "-o", "jsonpath={.status.integrations}"])) || "[]");
+    const entry = async (name: string, integrationName: string) => (await entriesOf(name)).find((each) => each.name === integrationName);
+    const jobExists = async (job: string) => (await kubectl(["get", "job", job, "-n", INTEGRATIONS_NAMESPACE])).ok;
+    /** The Job this integration of that Project is at, once it is asked for and created. */
+    async function jobOf(name: string, integrationName: string, phase: string): Promise<string> {
+      let job = "";
+      await eventually(`${name}'s ${integrationName} is ${phase}, with its Job`, async () => {
+        const found = await entry(name, integrationName);
+        job = found?.phase === phase && found.job ? found.job : "";
+        return job !== "" && (await jobExists(job));
+      });
+      return job;
+    }
+    /** Plays the kubelet: the Job's Pod ends, as the Job controller then reads it. */
+    async function finish(job: string, outcome: "Succeeded" | "Failed") {
+      let pod = "";
+      await eventually(`a Pod of Job ${job}`, async () => {
+        pod = await must(["get", "pods", "-n", INTEGRATIONS_NAMESPACE, "-l", `batch.kubernetes.io/job-name=${job}`, "-o", "jsonpath={.items[0].metadata.name}"]);
+        return pod !== "";
+      });
+      const exitCode = outcome === "Succeeded" ? 0 : 1;
+      const terminated = { exitCode, reason: outcome === "Succeeded" ? "Completed" : "Error" };
+      const status = { phase: outcome, containerStatuses: [{ name: "integration", image: IMAGE, imageID: "", ready: false, restartCount: 0, state: { terminated } }] };
+      await must(["-n", INTEGRATIONS_NAMESPACE, "patch", "pod", pod, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status })]);
+      await must(["-n", INTEGRATIONS_NAMESPACE, "wait", `job/${job}`, `--for=condition=${outcome === "Succeeded" ? "Complete" : "Failed"}`, `--timeout=${TIMEOUT}`]);
+    }
+    const asIntegration = ["--as", `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:${RUNNER_IDENTITY}`, "--as-group", "system:serviceaccounts"];
+
+    await step(`37. Project ${WIRED} on profile ${WIRED_PROFILE} gets Jobs for its two independent integrations, with their ServiceAccount, Secret and parameters, and not yet the one after`, async () => {
+      await create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: RUNNER_IDENTITY, namespace: INTEGRATIONS_NAMESPACE } });
+      await create({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: RUNNER_IDENTITY, namespace: INTEGRATIONS_NAMESPACE },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "integration-reports" },
+        subjects: [{ kind: "ServiceAccount", name: RUNNER_IDENTITY, namespace: INTEGRATIONS_NAMESPACE }],
+      } as KubeObject);
+      await create(wiredProfile);
+      await create(wiredProject(WIRED));
+      const repository = await jobOf(WIRED, "repository", "Running");
+      await jobOf(WIRED, "tracker", "Running");
+      const job = JSON.parse(await must(["get", "job", repository, "-n", INTEGRATIONS_NAMESPACE, "-o", "json"]));
+      const pod = job.spec.template.spec;
+      assert.equal(pod.serviceAccountName, RUNNER_IDENTITY);
+      assert.deepEqual(pod.containers[0].envFrom, [{ secretRef: { name: CREDENTIALS } }]);
+      const env = Object.fromEntries(pod.containers[0].env.map(({ name, value }: { name: string; value: string }) => [name, value]));
+      assert.equal(env.PARAMETERS, JSON.stringify({ visibility: "internal" }));
+      assert.equal(env.PROJECT_NAMESPACE, namespaceNameFor(WIRED));
+      assert.equal(env.ACTION, "run");
+      const runner = await entry(WIRED, "runner");
+      assert.equal(runner?.phase, "Waiting");
+      assert.equal(await jobExists(runner?.job ?? ""), false, "the runner's Job waits for the repository");
+      assert.equal(await must(["get", PARENT.singular, WIRED, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].reason}']), "WaitingForIntegrations");
+    });
+
+    await step("38. the repository completed, the runner's Job comes; the repository's program reports its URL, and may change nothing else of its Job", async () => {
+      const repository = await jobOf(WIRED, "repository", "Running");
+      const report = JSON.stringify({ url: `https://gitlab.example/${WIRED}` });
+      await must(["annotate", "job", repository, "-n", INTEGRATIONS_NAMESPACE, `agrrh.com/outputs=${report}`, ...asIntegration]);
+      assert.match(await refusedTo(asIntegration, ["label", "job", repository, "-n", INTEGRATIONS_NAMESPACE, "controller-uid-"]), OWNERSHIP_REFUSAL);
+      await finish(repository, "Succeeded");
+      await jobOf(WIRED, "runner", "Running");
+      await eventually("the repository's URL is in the status", async () => (await entry(WIRED, "repository"))?.outputs?.url === `https://gitlab.example/${WIRED}`);
+      assert.equal((await entry(WIRED, "repository"))?.phase, "Succeeded");
+    });
+
+    await step("39. a failed integration shows the Job's reason; a retry by the Project's admin brings a new Job; all completed, the Project is Ready", async () => {
+      const tracker = await jobOf(WIRED, "tracker", "Running");
+      await finish(tracker, "Failed");
+      await must(["wait", readyReason("IntegrationFailed"), `${PARENT.singular}/${WIRED}`, `--timeout=${TIMEOUT}`]);
+      const failedEntry = await entry(WIRED, "tracker");
+      assert.equal(failedEntry?.phase, "Failed");
+      assert.equal(failedEntry?.reason, "BackoffLimitExceeded");
+      const message = await must(["get", PARENT.singular, WIRED, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].message}']);
+      assert.match(message, /Integration tracker failed: .* says BackoffLimitExceeded: .*"retry":1/);
+      log(`     (${message})`);
+      await must(["patch", PARENT.singular, WIRED, "--type=merge", "-p", JSON.stringify({ spec: { integrations: { tracker: { retry: 1 } } } })]);
+      const retried = await jobOf(WIRED, "tracker", "Running");
+      assert.notEqual(retried, tracker);
+      await eventually(`the failed Job ${tracker} is deleted`, async () => !(await jobExists(tracker)));
+      await finish(retried, "Succeeded");
+      // The runner hands the team its token: the one Secret named after its
+      // ServiceAccount, in the Project's Namespace, and no other.
+      const handOver = ["-n", namespaceNameFor(WIRED), ...asIntegration];
+      await eventually("the runner may create its Secret", async () => (await kubectl(["auth", "can-i", "create", "secrets", ...handOver])).ok);
+      await must(["create", "secret", "generic", RUNNER_IDENTITY, "--from-literal=token=e2e", ...handOver]);
+      assert.match(await refusedTo(handOver, ["create", "secret", "generic", `e2e-${RUN}-other`, "--from-literal=token=e2e"]), /may write only the Secret named after it/);
+      assert.equal((await kubectl(["get", "secrets", "-n", INSTALL_NAMESPACE, ...asIntegration])).ok, false, "it reads no Secret elsewhere");
+      await finish(await jobOf(WIRED, "runner", "Running"), "Succeeded");
+      const completed = Date.now();
+      await waitForReady(WIRED);
+      log(`     (Ready ${((Date.now() - completed) / 1000).toFixed(1)}s after the last Job completed: ${await must(["get", PARENT.singular, WIRED, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].message}'])})`);
+    });
+
+    await step(`40. a raised revision runs that integration again on every Project of ${WIRED_PROFILE}`, async () => {
+      const admins: { kind: string; name: string; role: string }[] = [];
+      admins.push({ kind: "User", name: DEVELOPER, role: "admin" }); // feature: members
+      await create(wiredProject(WIRED_AGAIN, admins));
+      await finish(await jobOf(WIRED_AGAIN, "repository", "Running"), "Succeeded");
+      for (const name of ["tracker", "runner"]) await finish(await jobOf(WIRED_AGAIN, name, "Running"), "Succeeded");
+      await waitForReady(WIRED_AGAIN);
+      const before = await Promise.all([WIRED, WIRED_AGAIN].map(async (name) => (await entry(name, "tracker"))?.job));
+      const revised = structuredClone(wiredProfile) as any;
+      revised.spec.integrations[1].revision = 1;
+      await must(["replace", "-f", "-"], stringify({ ...revised, metadata: { ...revised.metadata, resourceVersion: undefined } }));
+      const started = Date.now();
+      for (const [index, name] of [WIRED, WIRED_AGAIN].entries()) {
+        const again = await jobOf(name, "tracker", "Running");
+        assert.notEqual(again, before[index], `${name}'s tracker runs again`);
+        await finish(again, "Succeeded");
+      }
+      for (const name of [WIRED, WIRED_AGAIN]) await waitForReady(name);
+      log(`     (both Projects ran tracker again and were Ready ${((Date.now() - started) / 1000).toFixed(1)}s after the revision)`);
+    });
+
+    await step(`41. deleting ${WIRED} runs the teardowns, the runner's before the repository's, and the Project goes only once they complete`, async () => {
+      await must(["delete", PARENT.singular, WIRED, "--wait=false"]);
+      const runner = await jobOf(WIRED, "runner", "TearingDown");
+      const tracker = await jobOf(WIRED, "tracker", "TearingDown");
+      const repository = await entry(WIRED, "repository");
+      assert.equal(repository?.phase, "TearingDown");
+      assert.equal(await jobExists(repository?.job ?? ""), false, "the repository's teardown waits for the runner's");
+      await finish(runner, "Succeeded");
+      await finish(tracker, "Succeeded");
+      await finish(await jobOf(WIRED, "repository", "TearingDown"), "Succeeded");
+      await eventually(`Project ${WIRED} is gone`, async () => !(await kubectl(["get", PARENT.singular, WIRED])).ok);
+      created.splice(created.findIndex((object) => object.metadata.name === WIRED), 1);
+    });
+
+    // feature: members
+    await step(`42. a teardown of ${WIRED_AGAIN} that cannot succeed: only its admin may let the Project go without it`, async () => {
+      await must(["delete", PARENT.singular, WIRED_AGAIN, "--wait=false"]);
+      await finish(await jobOf(WIRED_AGAIN, "runner", "TearingDown"), "Failed");
+      await must(["wait", readyReason("TeardownFailed"), `${PARENT.singular}/${WIRED_AGAIN}`, `--timeout=${TIMEOUT}`]);
+      const skip = JSON.stringify({ spec: { integrations: { runner: { skipTeardown: true } } } });
+      const refusal = await refusedTo(asDeveloper(TEAMMATE), ["patch", PARENT.singular, WIRED_AGAIN, "--type=merge", "-p", skip]);
+      assert.match(refusal, /only its admin members may still\s+change spec.integrations/);
+      await must(["patch", PARENT.singular, WIRED_AGAIN, "--type=merge", "-p", skip, ...asDeveloper(DEVELOPER)]);
+      await finish(await jobOf(WIRED_AGAIN, "repository", "TearingDown"), "Succeeded");
+      await finish(await jobOf(WIRED_AGAIN, "tracker", "TearingDown"), "Succeeded");
+      await eventually(`Project ${WIRED_AGAIN} is gone`, async () => !(await kubectl(["get", PARENT.singular, WIRED_AGAIN])).ok);
+      created.splice(created.findIndex((object) => object.metadata.name === WIRED_AGAIN), 1);
+    });
+    // end feature: members
+    // end feature: integrations
   } catch (failure) {
     if (failure instanceof Skip) {
       if (options.requireCluster) {

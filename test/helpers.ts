@@ -44,7 +44,8 @@ export const UNUSABLE_NAME = "x".repeat(250);
 export type FixtureName =
   | "first-sync"
   | "steady-sync"
-  | "members-sync"; // feature: members
+  | "members-sync" // feature: members
+  | "integrations-sync"; // feature: integrations
 
 /** A request as Metacontroller sends it, fresh for every call so a test may change it. */
 export function fixture(name: FixtureName): { parent: Project; children: ObservedChildren; related: RelatedObjects } & Record<string, unknown> {

@@ -318,7 +318,9 @@ describe("members: nothing outside its own places is the Project's", () => {
       reason: "RemovingStrayChildren",
       message:
         "RoleBinding proj-other/project-admin-users carry this Project's controller-uid label outside Namespace proj-shop and the objects " +
-        "that let its members read it, so they are not its children: Metacontroller deletes them.",
+        "that let its members read it" +
+        " and its Jobs in Namespace project-integrations" + // feature: integrations
+        ", so they are not its children: Metacontroller deletes them.",
     });
     assert.ok(!answer.children.some((child) => "namespace" in child.metadata && child.metadata.namespace === "proj-other"), "not asked for");
     assert.deepEqual(answer.children, sync(shop(), settled(), team, at).children, "the same children as without it");

@@ -138,7 +138,7 @@ describe("README", () => {
   // package.json. Taken from where they are defined, so a copy's own names
   // are searched for without editing this test.
   const installNames = [
-    manifest.find("Namespace").metadata.name,
+    manifest.find("Deployment").metadata.namespace,
     manifest.find("CompositeController").metadata.name,
     JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).name,
   ];

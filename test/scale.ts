@@ -11,6 +11,12 @@
 // Metacontroller's metrics URL (the local control plane's is
 // http://127.0.0.1:19999/metrics): the API requests it made are counted from
 // client-go's counter. KUBECTL names the kubectl to run.
+// feature: integrations
+//
+// SCALE_INTEGRATIONS=K gives the run's profile K integrations, each after the
+// one before; where no kubelet runs (the local control plane), the run plays
+// it, and every Pod of the run's Jobs succeeds as soon as it is made.
+// end feature: integrations
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -31,7 +37,7 @@ const RUN_LABEL = `${GROUP}/scale-run`;
  * such as its own profile), and its Projects, labelled with the run so that
  * it finds and deletes exactly those.
  */
-export function runObjects(run: string, count: number) {
+export function runObjects(run: string, count: number, integrations = 0) {
   const prerequisites: { apiVersion: string; kind: string; metadata: { name: string }; spec: object }[] = [];
   const spec: Record<string, unknown> = { description: "Created by test/scale.ts" };
   // feature: guardrails
@@ -48,6 +54,17 @@ export function runObjects(run: string, count: number) {
   });
   spec["profile"] = run;
   // end feature: guardrails
+  // feature: integrations
+  const steps = Array.from({ length: integrations }, (_, index) => ({
+    name: `step-${index}`,
+    image: "registry.invalid/scale:1",
+    command: ["true"],
+    serviceAccount: "gitlab-repository",
+    retries: 0,
+    ...(index > 0 ? { after: [`step-${index - 1}`] } : {}),
+  }));
+  if (steps.length) Object.assign(prerequisites[0]!.spec, { integrations: steps });
+  // end feature: integrations
   // feature: members
   spec["members"] = [
     { kind: "User", name: `${run}-admin`, role: "admin" },
@@ -79,7 +96,7 @@ async function until(what: string, done: () => Promise<boolean>): Promise<void> 
   }
 }
 
-type Costs = { sync: number; customize: number; requests: Record<string, number> };
+type Costs = { sync: number; customize: number; finalize: number; requests: Record<string, number> };
 
 async function costs(): Promise<Costs> {
   const log = process.env["WEBHOOK_LOG"];
@@ -94,6 +111,7 @@ async function costs(): Promise<Costs> {
   return {
     sync: lines.filter((line) => line.startsWith("POST /sync ")).length,
     customize: lines.filter((line) => line.startsWith("POST /customize ")).length,
+    finalize: lines.filter((line) => line.startsWith("POST /finalize ")).length,
     requests,
   };
 }
@@ -101,7 +119,10 @@ async function costs(): Promise<Costs> {
 function report(what: string, before: Costs, after: Costs) {
   const perProject = (calls: number) => (calls / count).toFixed(1);
   if (process.env["WEBHOOK_LOG"]) {
-    console.log(`${what}, hook calls per Project: ${perProject(after.sync - before.sync)} sync, ${perProject(after.customize - before.customize)} customize`);
+    console.log(
+      `${what}, hook calls per Project: ${perProject(after.sync - before.sync)} sync, ${perProject(after.customize - before.customize)} customize, ` +
+        `${perProject(after.finalize - before.finalize)} finalize`,
+    );
   }
   if (process.env["METACONTROLLER_METRICS"]) {
     const methods = Object.keys(after.requests).sort();
@@ -146,8 +167,25 @@ async function editTheProfile(selector: string, settled: Costs) {
 }
 // end feature: guardrails
 
+// feature: integrations
+/** Until stopped: every Pod of the run's Jobs that has not ended succeeds, as a kubelet would report it. */
+async function playTheKubelet(stop: AbortSignal) {
+  const terminated = { exitCode: 0, reason: "Completed" };
+  const status = { phase: "Succeeded", containerStatuses: [{ name: "integration", image: "registry.invalid/scale:1", imageID: "", ready: false, restartCount: 0, state: { terminated } }] };
+  while (!stop.aborted) {
+    const { items } = JSON.parse(await must(["get", "pods", "-n", "project-integrations", "--field-selector=status.phase=Pending", "-o", "json"]));
+    for (const pod of items.filter((item: any) => item.metadata.labels?.[`${GROUP}/${PARENT.singular}`]?.startsWith(`${run}-`))) {
+      await kubectl(["-n", "project-integrations", "patch", "pod", pod.metadata.name, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status })], undefined, never);
+    }
+    await sleep(500);
+  }
+}
+// end feature: integrations
+
 if (import.meta.filename === process.argv[1]) {
-  const { prerequisites, projects, selector } = runObjects(run, count);
+  const integrations = Number(process.env["SCALE_INTEGRATIONS"] ?? "0");
+  const { prerequisites, projects, selector } = runObjects(run, count, integrations);
+  const kubelet = new AbortController();
   const created: typeof prerequisites = [];
   try {
     for (const object of prerequisites) {
@@ -155,6 +193,7 @@ if (import.meta.filename === process.argv[1]) {
       created.push(object);
     }
     const before = await costs();
+    if (integrations) void playTheKubelet(kubelet.signal); // feature: integrations
     const started = Date.now();
     await must(["create", "-f", "-"], stringify({ apiVersion: "v1", kind: "List", items: projects }));
     let ready: { created: number; ready: number }[] = [];
@@ -175,6 +214,7 @@ if (import.meta.filename === process.argv[1]) {
     report("creating them", before, settled);
     await editTheProfile(selector, settled); // feature: guardrails
   } finally {
+    kubelet.abort();
     const deleting = Date.now();
     await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", "--timeout=600s"], undefined, never);
     for (const object of created.reverse()) await kubectl(["delete", "-f", "-"], stringify(object), never);

@@ -1,0 +1,481 @@
+/**
+ * # Integrations: what a Project gets outside the cluster, one Job each
+ *
+ * A project in a company is more than a Namespace: a GitLab repository with
+ * its people in it, a CI runner connected to that repository, a tracker
+ * project. Each is the work of an integration: a program an admin declares
+ * in the ProjectProfile, run for each Project as a Job in the install's own
+ * Namespace `project-integrations`, where its credentials are and where the
+ * Project's members have no access. A Project supplies parameters, and
+ * chooses nothing that runs.
+ *
+ * Jobs are immutable, and one left out of an answer is deleted. So a Job's
+ * name carries a hash of all it runs with: when that changes (a new
+ * revision, other parameters, a retry, a new member where it takes members),
+ * the new name is asked for and the old Job is deleted; while it does not,
+ * the finished Job stays in every answer as the record that it is done.
+ * Integrations run in the profile's order: one is asked for only once each
+ * it runs `after` has completed. When the Project is deleted, the finalize
+ * hook runs their teardowns, last first, and lets the Project go once they
+ * have completed.
+ *
+ * Read top to bottom: the names, what a profile declares and a Project
+ * supplies, the Jobs, and the plan `sync` and `finalize` compose.
+ *
+ * Needs: guardrails (its ProjectProfile is where integrations are declared).
+ */
+import * as v from "valibot";
+import type { Child, Feature, Readiness } from "../sync.ts";
+
+// ## The names
+//
+// Spelled out, not built from sync.ts's names: a feature imports only types
+// from sync.ts (integrations.test.ts proves the spellings agree, and
+// manifest.test.ts that k8s.yaml's do).
+export const INTEGRATIONS_NAMESPACE = "project-integrations";
+export const PROFILES = "ProjectProfile.agrrh.com/v1";
+export const DEFAULT_PROFILE = "default";
+export const JOBS = "Job.batch/v1";
+export const ROLES = "Role.rbac.authorization.k8s.io/v1";
+export const ROLE_BINDINGS = "RoleBinding.rbac.authorization.k8s.io/v1";
+/** On every Job and its Pods: whose it is, which integration, and whether it runs or tears down. */
+export const LABELS = { project: "agrrh.com/project", integration: "agrrh.com/integration", action: "agrrh.com/action" } as const;
+/** Where a Job's program reports what users should see (a repository's URL): a JSON object of strings. */
+export const OUTPUTS_ANNOTATION = "agrrh.com/outputs";
+/** What sync tells every program, besides the profile's `env`, which may not use these names. */
+export const RESERVED_ENV = ["PROJECT", "PROJECT_NAMESPACE", "INTEGRATION", "ACTION", "JOB_NAME", "SERVICE_ACCOUNT", "PARAMETERS", "MEMBERS"] as const;
+
+// ## What a profile declares
+//
+// The admins' part, checked by `sync` as the CRD checks it at admission, in
+// the same words: a profile admitted before these rules gets its Projects a
+// status that names what is wrong, and no Job.
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export const INTEGRATION_NAME_MAX_LENGTH = 30;
+export const INTEGRATION_RULES = {
+  name: `an integration's name is a DNS label of at most ${INTEGRATION_NAME_MAX_LENGTH} characters`,
+  unique: "each integration's name appears once",
+  after: "after names only integrations listed before this one",
+  env: `env may not set ${RESERVED_ENV.join(", ")}: sync sets them`,
+} as const;
+
+const whole = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+const Integration = v.looseObject({
+  name: v.pipe(v.string(), v.regex(DNS_LABEL, INTEGRATION_RULES.name), v.maxLength(INTEGRATION_NAME_MAX_LENGTH, INTEGRATION_RULES.name)),
+  image: v.pipe(v.string(), v.nonEmpty()),
+  command: v.pipe(v.array(v.string()), v.minLength(1)),
+  env: v.optional(v.pipe(v.record(v.string(), v.string()), v.check((env) => RESERVED_ENV.every((name) => !(name in env)), INTEGRATION_RULES.env)), {}),
+  /** Its ServiceAccount and Secret, in INTEGRATIONS_NAMESPACE: the admins create them; sync only names them. */
+  serviceAccount: v.pipe(v.string(), v.regex(DNS_LABEL)),
+  secret: v.optional(v.string()),
+  /** A ConfigMap mounted at /integration: the program itself, as the webhook runs from one. */
+  configMap: v.optional(v.string()),
+  after: v.optional(v.array(v.string()), []),
+  retries: v.optional(whole(0, 10), 2),
+  deadlineSeconds: v.optional(whole(10, 86400), 600),
+  teardown: v.optional(v.boolean(), false),
+  revision: v.optional(whole(0, 2 ** 31 - 1), 0),
+  /** The parameters a Project may supply; no others. */
+  parameters: v.optional(v.array(v.string()), []),
+  /** Whether it is told the Project's members (and so runs again when they change). */
+  members: v.optional(v.boolean(), false),
+  /** Whether it may write one Secret, named after its ServiceAccount, into the Project's Namespace. */
+  handsOverSecret: v.optional(v.boolean(), false),
+});
+export type Integration = v.InferOutput<typeof Integration>;
+
+export const Integrations = v.pipe(
+  v.array(Integration),
+  v.check((list) => new Set(list.map((each) => each.name)).size === list.length, INTEGRATION_RULES.unique),
+  v.check((list) => list.every((each, index) => each.after.every((name) => list.slice(0, index).some((before) => before.name === name))), INTEGRATION_RULES.after),
+);
+
+// ## What a Project supplies
+//
+// Per integration: its parameters, a retry counter the Project's admins
+// raise to run it again, and, once a teardown cannot succeed, leave to skip
+// it. Read by `sync` from the spec as it is, so that a wrong value gets a
+// status rather than a refused request.
+const Supplied = v.record(
+  v.string(),
+  v.looseObject({
+    parameters: v.optional(v.record(v.string(), v.string()), {}),
+    retry: v.optional(whole(0, 2 ** 31 - 1), 0),
+    skipTeardown: v.optional(v.boolean(), false),
+  }),
+);
+type Supplied = v.InferOutput<typeof Supplied>[string];
+const NOTHING_SUPPLIED: Supplied = { parameters: {}, retry: 0, skipTeardown: false };
+
+// Members are the members feature's to check; an integration that takes
+// them is told each one's kind, name and role, as the spec lists them.
+const Members = v.array(v.looseObject({ kind: v.string(), name: v.string(), role: v.string(), namespace: v.optional(v.string()) }));
+
+const spec = { profile: v.nullish(v.string()), members: v.nullish(v.array(v.unknown())), integrations: v.nullish(v.unknown()) };
+
+// ## What is observed
+//
+// A Job is read for its labels, its outcome (the conditions the Job
+// controller writes), and what its program reported.
+const Condition = v.looseObject({ type: v.string(), status: v.string(), reason: v.nullish(v.string()), message: v.nullish(v.string()) });
+const ObservedJob = v.looseObject({
+  metadata: v.optional(
+    v.looseObject({
+      labels: v.nullish(v.record(v.string(), v.string())),
+      annotations: v.nullish(v.record(v.string(), v.string())),
+    }),
+  ),
+  status: v.nullish(v.looseObject({ conditions: v.nullish(v.array(Condition)) })),
+});
+type ObservedJob = v.InferOutput<typeof ObservedJob>;
+const children = { [JOBS]: ObservedJob, [ROLES]: v.looseObject({}), [ROLE_BINDINGS]: v.looseObject({}) };
+const related = { [PROFILES]: v.looseObject({ spec: v.nullish(v.unknown()) }) };
+
+// The previous status, for what a Job reported before it was run again.
+const PreviousEntries = v.fallback(
+  v.looseObject({ integrations: v.array(v.looseObject({ name: v.string(), outputs: v.optional(v.record(v.string(), v.string())) })) }),
+  { integrations: [] },
+);
+
+export type Phase = "Waiting" | "Running" | "Succeeded" | "Failed" | "TearingDown" | "TornDown";
+export type IntegrationStatus = {
+  name: string;
+  phase: Phase;
+  /** The Job this phase is about, once it is asked for. */
+  job?: string;
+  reason?: string;
+  message?: string;
+  outputs?: Record<string, string>;
+};
+
+// ## The Jobs
+
+export type Job = {
+  apiVersion: "batch/v1";
+  kind: "Job";
+  metadata: { name: string; namespace: string; labels: Record<string, string> };
+  spec?: Record<string, unknown>;
+};
+type Action = "run" | "teardown";
+
+// Not node:crypto: a feature imports nothing of the runtime. A 53-bit hash
+// (cyrb53) in base 36 is plenty: it tells apart the inputs of one
+// integration of one Project, which the name holds too.
+function hash(text: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    h1 = Math.imul(h1 ^ code, 2654435761);
+    h2 = Math.imul(h2 ^ code, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36).padStart(11, "0");
+}
+
+/** At most 63 characters, as the Job controller's job-name label allows: as much of the names as fits, then the hash. */
+export function jobNameFor(project: string, integration: string, action: Action, inputs: unknown): string {
+  const readable = `${project}-${integration}${action === "teardown" ? "-teardown" : ""}`.slice(0, 63 - 12).replace(/-+$/, "");
+  return `${readable}-${hash(JSON.stringify([project, integration, action, inputs]))}`;
+}
+
+/** The Role and RoleBinding that let an integration write its one Secret into the Project's Namespace, named after its ServiceAccount. */
+export const handOverNameFor = (serviceAccount: string) => `integration-${serviceAccount}`;
+
+function handOver(namespace: string, serviceAccount: string): Child[] {
+  const name = handOverNameFor(serviceAccount);
+  const metadata = { name, namespace };
+  return [
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata,
+      // RBAC cannot name what a create makes: k8s.yaml's integration-secrets
+      // policy admits only the Secret named after the ServiceAccount.
+      rules: [
+        { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+        { apiGroups: [""], resources: ["secrets"], resourceNames: [serviceAccount], verbs: ["get", "update", "patch"] },
+      ],
+    } as Child,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata,
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace: INTEGRATIONS_NAMESPACE }],
+    } as Child,
+  ];
+}
+
+type Context = { project: string; namespace: string; members: v.InferOutput<typeof Members> };
+
+/** What a Job runs with; any change to it is a new Job. */
+function inputsOf(integration: Integration, supplied: Supplied, context: Context) {
+  const { after: _after, teardown: _teardown, handsOverSecret: _handsOver, ...runs } = integration;
+  return { ...runs, supplied: { parameters: supplied.parameters, retry: supplied.retry }, ...(integration.members ? { members: context.members } : {}) };
+}
+
+function jobFor(integration: Integration, supplied: Supplied, context: Context, action: Action): Job {
+  const name = jobNameFor(context.project, integration.name, action, inputsOf(integration, supplied, context));
+  const labels = { [LABELS.project]: context.project, [LABELS.integration]: integration.name, [LABELS.action]: action };
+  const env = {
+    ...integration.env,
+    PROJECT: context.project,
+    PROJECT_NAMESPACE: context.namespace,
+    INTEGRATION: integration.name,
+    ACTION: action,
+    JOB_NAME: name,
+    SERVICE_ACCOUNT: integration.serviceAccount,
+    PARAMETERS: JSON.stringify(supplied.parameters),
+    ...(integration.members ? { MEMBERS: JSON.stringify(context.members.map(({ kind, name, role }) => ({ kind, name, role }))) } : {}),
+  };
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name, namespace: INTEGRATIONS_NAMESPACE, labels },
+    spec: {
+      backoffLimit: integration.retries,
+      activeDeadlineSeconds: integration.deadlineSeconds,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: "Never",
+          serviceAccountName: integration.serviceAccount,
+          // Pod Security `restricted`, which the Namespace enforces.
+          securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } },
+          containers: [
+            {
+              name: "integration",
+              image: integration.image,
+              command: integration.command,
+              env: Object.entries(env).map(([key, value]) => ({ name: key, value })),
+              ...(integration.secret ? { envFrom: [{ secretRef: { name: integration.secret } }] } : {}),
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+              resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "500m", memory: "256Mi" } },
+              ...(integration.configMap ? { volumeMounts: [{ name: "program", mountPath: "/integration", readOnly: true }] } : {}),
+            },
+          ],
+          ...(integration.configMap ? { volumes: [{ name: "program", configMap: { name: integration.configMap } }] } : {}),
+        },
+      },
+    },
+  };
+}
+
+type Outcome = { done: true } | { failed: { reason: string; message: string } } | { running: true };
+
+function outcomeOf(job: ObservedJob): Outcome {
+  const holds = (type: string) => job.status?.conditions?.find((condition) => condition.type === type && condition.status === "True");
+  if (holds("Complete")) return { done: true };
+  const failed = holds("Failed");
+  if (failed) return { failed: { reason: failed.reason ?? "Failed", message: failed.message ?? "" } };
+  return { running: true };
+}
+
+// What users see of a report: a few short strings. A program should never
+// put a credential there; a report that is not such an object is ignored.
+const Outputs = v.pipe(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9]{0,31}$/)), v.pipe(v.string(), v.maxLength(512))), v.maxEntries(8));
+function reportOf(job: ObservedJob | undefined): Record<string, string> | undefined {
+  const text = job?.metadata?.annotations?.[OUTPUTS_ANNOTATION];
+  if (text === undefined) return undefined;
+  try {
+    const parsed = v.safeParse(Outputs, JSON.parse(text));
+    return parsed.success ? parsed.output : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// ## The plan
+
+type Observed = { key: string; name: string; integration: string; action: string; job: ObservedJob };
+
+/** A Job kept as it is: it never changes (OnDelete), so its name is all Metacontroller needs. */
+const kept = ({ name }: Observed): Job => ({
+  apiVersion: "batch/v1",
+  kind: "Job",
+  metadata: { name, namespace: INTEGRATIONS_NAMESPACE, labels: {} },
+});
+
+function invalid(where: string, issues: readonly v.BaseIssue<unknown>[], project: string): Readiness {
+  const problems = [...new Set(issues.map((issue) => `${where}${issue.path?.length ? `.${v.getDotPath(issue)}` : ""}: ${issue.message}`))];
+  return {
+    status: "False",
+    reason: "InvalidIntegrations",
+    message: `${problems.join("; ")}. Until that is fixed, Project ${project}'s integrations are left as they are, and none starts.`,
+  };
+}
+
+/** "BackoffLimitExceeded: Job has reached the specified backoff limit." */
+const sentence = ({ reason, message }: { reason: string; message: string }) => `${reason}: ${message}`.replace(/[.:\s]*$/, ".");
+
+const retryCommand = (project: string, integration: string, patch: object) =>
+  `kubectl patch project ${project} --type=merge -p '${JSON.stringify({ spec: { integrations: { [integration]: patch } } })}'`;
+
+export const integrations: Feature<typeof spec, typeof children, typeof related> = {
+  spec,
+  children,
+  related,
+  elsewhere: {
+    owns: (_project, group, key) => group === JOBS && key.startsWith(`${INTEGRATIONS_NAMESPACE}/`),
+    are: `its Jobs in Namespace ${INTEGRATIONS_NAMESPACE}`,
+  },
+  customize: (_project, spec) => [{ apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: [spec.profile || DEFAULT_PROFILE] }],
+  refusals: ["InvalidIntegrations"],
+  reasons: ["IntegrationFailed", "WaitingForIntegrations", "TeardownFailed", "TearingDown"],
+  plan: ({ project, spec, namespace, active, children, related, earlierInPlace, finalizing }) => {
+    const projectName = project.metadata.name;
+    const observed: Observed[] = Object.entries(children[JOBS]).flatMap(([key, job]) => {
+      const labels = job.metadata?.labels ?? {};
+      const integration = labels[LABELS.integration];
+      const action = labels[LABELS.action];
+      return integration && action ? [{ key, name: key.slice(key.indexOf("/") + 1), integration, action, job }] : [];
+    });
+    // The hand-overs are named after their ServiceAccount, so that one kept
+    // as it is can be written whole from its name alone.
+    const handOverPrefix = `${namespace}/${handOverNameFor("")}`;
+    const handedOver = new Set(
+      [children[ROLES], children[ROLE_BINDINGS]].flatMap((group) => Object.keys(group).filter((key) => key.startsWith(handOverPrefix))).map((key) => key.slice(handOverPrefix.length)),
+    );
+    const keptHandOvers = [...handedOver].flatMap((serviceAccount) => handOver(namespace, serviceAccount));
+    const ran = (name: string) => observed.some((job) => job.integration === name && job.action === "run");
+    // What the profile or the spec holds cannot be read: everything stays as
+    // it is, and nothing starts or is torn down. A profile that is missing
+    // is the guardrails' to report.
+    const asObserved = (problem?: Readiness) => ({
+      children: [...observed.map(kept), ...keptHandOvers],
+      invalid: problem,
+      finalized: finalizing ? observed.length === 0 : undefined,
+    });
+    const profile = related[PROFILES]?.[spec.profile || DEFAULT_PROFILE];
+    if (!profile) return asObserved();
+    const declared = v.safeParse(Integrations, (profile.spec as { integrations?: unknown } | null | undefined)?.integrations ?? []);
+    if (!declared.success) return asObserved(invalid(`ProjectProfile ${spec.profile || DEFAULT_PROFILE}: spec.integrations`, declared.issues, projectName));
+    const supplied = v.safeParse(Supplied, spec.integrations ?? {});
+    if (!supplied.success) return asObserved(invalid("spec.integrations", supplied.issues, projectName));
+    const unknown = Object.entries(supplied.output).flatMap(([name, given]) => {
+      const integration = declared.output.find((each) => each.name === name);
+      if (!integration) return [`spec.integrations.${name}: profile ${spec.profile || DEFAULT_PROFILE} has no such integration`];
+      return Object.keys(given.parameters)
+        .filter((parameter) => !integration.parameters.includes(parameter))
+        .map((parameter) => `spec.integrations.${name}.parameters.${parameter}: ${name} takes ${integration.parameters.join(", ") || "no parameters"}`);
+    });
+    if (unknown.length) return asObserved({ status: "False", reason: "InvalidIntegrations", message: `${unknown.join("; ")}. Until that is fixed, Project ${projectName}'s integrations are left as they are, and none starts.` });
+    const members = v.safeParse(Members, spec.members ?? []);
+    if (!members.success) return asObserved();
+
+    const context: Context = { project: projectName, namespace, members: members.output };
+    const given = (name: string) => supplied.output[name] ?? NOTHING_SUPPLIED;
+    const byKey = new Map(observed.map((job) => [job.key, job]));
+    const observedJob = (job: Job) => byKey.get(`${job.metadata.namespace}/${job.metadata.name}`);
+    const previous = v.parse(PreviousEntries, project.status ?? {}).integrations;
+    const entries: IntegrationStatus[] = [];
+    const jobs: Job[] = [];
+    const waitingFor: string[] = [];
+    let failed: Readiness | undefined;
+    let heldBack = false;
+
+    if (!finalizing) {
+      // In the profile's order, so that each `after` is decided first. A Job
+      // once observed stays, whatever else is true now; a new one waits for
+      // the Namespace and what the features before this one ask for.
+      const mayStart = active && (earlierInPlace || observed.length > 0);
+      const phases = new Map<string, Phase>();
+      for (const integration of declared.output) {
+        const job = jobFor(integration, given(integration.name), context, "run");
+        const seen = observedJob(job);
+        const pending = integration.after.filter((name) => phases.get(name) !== "Succeeded");
+        const entry: IntegrationStatus = { name: integration.name, phase: "Waiting", job: job.metadata.name };
+        if (seen) {
+          const outcome = outcomeOf(seen.job);
+          jobs.push(job);
+          entry.phase = "done" in outcome ? "Succeeded" : "failed" in outcome ? "Failed" : "Running";
+          if ("failed" in outcome) {
+            Object.assign(entry, outcome.failed);
+            failed ??= {
+              status: "False",
+              reason: "IntegrationFailed",
+              message:
+                `Integration ${integration.name} failed: Job ${INTEGRATIONS_NAMESPACE}/${job.metadata.name} says ${sentence(outcome.failed)}` +
+                ` Once the cause is put right, run it again: ${retryCommand(projectName, integration.name, { retry: given(integration.name).retry + 1 })}`,
+            };
+          }
+        } else if (pending.length === 0 && mayStart) {
+          jobs.push(job);
+          entry.phase = "Running";
+        } else {
+          entry.message = pending.length ? `waiting for ${pending.join(", ")} to succeed` : "waiting for the Project's Namespace and access";
+          heldBack ||= pending.length === 0;
+        }
+        const outputs = reportOf(seen?.job) ?? previous.find((each) => each.name === integration.name)?.outputs;
+        if (outputs) entry.outputs = outputs;
+        if (entry.phase !== "Succeeded" && entry.phase !== "Failed") waitingFor.push(job.metadata.name);
+        phases.set(integration.name, entry.phase);
+        entries.push(entry);
+      }
+      const handOvers = mayStart ? declared.output.filter((each) => each.handsOverSecret).flatMap((each) => handOver(namespace, each.serviceAccount)) : keptHandOvers;
+      const done = entries.filter((entry) => entry.phase === "Succeeded").map((entry) => entry.name);
+      return {
+        children: [...jobs, ...handOvers],
+        status: entries.length ? { integrations: entries } : undefined,
+        failed,
+        waiting: { reason: "WaitingForIntegrations", notYet: waitingFor.map((name): [string, string] => ["Job", name]), toBe: "complete" },
+        heldBack: heldBack ? "integrations start once they are in place" : undefined,
+        ready: done.length === declared.output.length && done.length ? `, and integrations ${done.join(", ")} done` : undefined,
+      };
+    }
+
+    // Finalizing: every Job that ran stays as the record of what was made,
+    // and the teardowns run last first: one only once each integration that
+    // runs after it has torn down, and once its own Jobs have finished.
+    const tornDown = new Set<string>();
+    for (const integration of [...declared.output].reverse()) {
+      const supply = given(integration.name);
+      const dependents = declared.output.filter((each) => each.after.includes(integration.name)).map((each) => each.name);
+      if (!integration.teardown || supply.skipTeardown || !ran(integration.name)) {
+        tornDown.add(integration.name);
+        if (ran(integration.name)) {
+          entries.unshift({ name: integration.name, phase: "TornDown", message: integration.teardown ? "teardown skipped: what it made stays" : "it has no teardown" });
+        }
+        continue;
+      }
+      const job = jobFor(integration, supply, context, "teardown");
+      const seen = observedJob(job);
+      const entry: IntegrationStatus = { name: integration.name, phase: "TearingDown", job: job.metadata.name };
+      const running = observed.filter((each) => each.integration === integration.name && each.action === "run" && "running" in outcomeOf(each.job));
+      const pending = dependents.filter((name) => !tornDown.has(name));
+      if (seen) {
+        const outcome = outcomeOf(seen.job);
+        jobs.push(job);
+        if ("done" in outcome) {
+          entry.phase = "TornDown";
+          tornDown.add(integration.name);
+        } else if ("failed" in outcome) {
+          Object.assign(entry, { phase: "Failed", ...outcome.failed });
+          failed ??= {
+            status: "False",
+            reason: "TeardownFailed",
+            message:
+              `The teardown of integration ${integration.name} failed: Job ${INTEGRATIONS_NAMESPACE}/${job.metadata.name} says ${sentence(outcome.failed)}` +
+              ` Project ${projectName} stays until it completes. Run it again once the cause is put right: ${retryCommand(projectName, integration.name, { retry: supply.retry + 1 })};` +
+              ` or let the Project go without it, leaving what it made: ${retryCommand(projectName, integration.name, { skipTeardown: true })}`,
+          };
+        }
+      } else if (pending.length === 0 && running.length === 0) {
+        jobs.push(job);
+      } else {
+        entry.message = `waiting for ${[...pending.map((name) => `${name} to tear down`), ...running.map((each) => `Job ${each.name} to finish`)].join(", ")}`;
+      }
+      if (!tornDown.has(integration.name)) waitingFor.push(job.metadata.name);
+      entries.unshift(entry);
+    }
+    return {
+      children: [...observed.filter((each) => each.action === "run").map(kept), ...jobs, ...keptHandOvers],
+      status: entries.length ? { integrations: entries } : undefined,
+      failed,
+      waiting: { reason: "TearingDown", notYet: waitingFor.map((name): [string, string] => ["Job", name]), toBe: "complete" },
+      finalized: declared.output.every((integration) => tornDown.has(integration.name)),
+    };
+  },
+};

@@ -1,0 +1,167 @@
+// What the API server admits of the integrations feature: the profile's
+// rules, judged alike by the CRD and sync; an integration's one Secret and
+// its report; what a stray delete would strand; and a Project's way out of
+// a teardown while it is being deleted.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { sync } from "../sync.ts";
+import { INTEGRATION_NAME_MAX_LENGTH, INTEGRATION_RULES, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION, RESERVED_ENV } from "../features/integrations.ts";
+import { annotatedAsTold, assertBoundToDeny, deleting, find, objects, paramsOf, policyNamed, projectSchema, trusted } from "./admission.ts";
+import { admit, schemaErrors, type AdmissionRequest } from "./cel.ts";
+import { at, namespaces, project, related, verdict } from "./helpers.ts";
+
+const profileCrd = find("CustomResourceDefinition", "projectprofiles.agrrh.com");
+const integrationsSchema = profileCrd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.integrations;
+const controller = find("CompositeController");
+
+describe("admission: a profile's integrations, judged alike by the CRD and sync", () => {
+  const integration = (name: string, extra: Record<string, unknown> = {}) => ({ name, image: "node:24.21.0-alpine", command: ["node"], serviceAccount: name, ...extra });
+  const CASES: { what: string; integrations: unknown[]; breaks?: string }[] = [
+    { what: "two in order", integrations: [integration("repository"), integration("runner", { after: ["repository"] })] },
+    { what: "a name of the longest length", integrations: [integration("x".repeat(INTEGRATION_NAME_MAX_LENGTH))] },
+    { what: "a name one longer", integrations: [integration("x".repeat(INTEGRATION_NAME_MAX_LENGTH + 1))], breaks: "name" },
+    { what: "a name with capitals", integrations: [integration("Repository")], breaks: "name" },
+    { what: "one name twice", integrations: [integration("tracker"), integration("tracker")], breaks: INTEGRATION_RULES.unique },
+    { what: "after naming itself", integrations: [integration("tracker", { after: ["tracker"] })], breaks: "after" },
+    { what: "after naming none of the list", integrations: [integration("tracker", { after: ["jira"] })], breaks: "after" },
+    ...RESERVED_ENV.map((name) => ({ what: `env setting ${name}`, integrations: [integration("tracker", { env: { [name]: "x" } })], breaks: INTEGRATION_RULES.env })),
+  ];
+  for (const { what, integrations, breaks } of CASES) {
+    test(`with ${what}, the CRD and sync agree`, () => {
+      const admitted = schemaErrors(integrationsSchema, integrations);
+      const answer = sync(project("shop", { spec: {} }), namespaces({ "proj-shop": "Active" }), related({}, { default: { integrations } }), at);
+      const refused = verdict(answer).reason === "InvalidIntegrations";
+      assert.equal(admitted.length > 0, Boolean(breaks), admitted.join("; "));
+      assert.equal(refused, Boolean(breaks), verdict(answer).message);
+      if (breaks === INTEGRATION_RULES.unique || breaks === INTEGRATION_RULES.env) {
+        assert.ok(admitted.some((error) => error.includes(breaks)), admitted.join("; "));
+        assert.ok(verdict(answer).message.includes(breaks), verdict(answer).message);
+      }
+    });
+  }
+
+  test("sync alone holds that after names only integrations listed before: CEL has no index", () => {
+    const backwards = [integration("runner", { after: ["repository"] }), integration("repository")];
+    assert.deepEqual(schemaErrors(integrationsSchema, backwards), []);
+    const answer = sync(project("shop", { spec: {} }), namespaces({ "proj-shop": "Active" }), related({}, { default: { integrations: backwards } }), at);
+    assert.ok(verdict(answer).message.includes(INTEGRATION_RULES.after));
+  });
+
+  test("a Project supplies parameters, a retry and skipTeardown per integration, and nothing that runs", () => {
+    const supplied = projectSchema.properties.spec.properties.integrations.additionalProperties;
+    assert.deepEqual(Object.keys(supplied.properties).sort(), ["parameters", "retry", "skipTeardown"]);
+    assert.deepEqual(schemaErrors(supplied, { image: "evil" }), [], "an unknown field is pruned by the API server, never run");
+  });
+});
+
+describe("admission: what integrations may write", () => {
+  const secrets = policyNamed("integration-secrets");
+  const ownership = policyNamed("ownership");
+  const projectNamespace = { name: "proj-shop", labels: { "agrrh.com/project": "shop" } };
+  const runner = `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:gitlab-runner`;
+  const writing = (name: string, username: string, namespace: AdmissionRequest["namespace"] = projectNamespace) =>
+    admit(secrets, { operation: "CREATE", resource: { group: "", resource: "secrets" }, name, namespace, object: { metadata: { name } }, username });
+
+  test("an integration writes into a Project's Namespace the Secret named after its ServiceAccount, and no other", () => {
+    assert.equal(writing("gitlab-runner", runner).allowed, true);
+    const other = writing("admin-token", runner);
+    assert.equal(other.allowed, false);
+    assert.equal(other.message, `${runner} may write only the Secret named after it in a Project's\nNamespace, and admin-token is not.`.replace("\n", " "));
+  });
+
+  test("the rule is the integrations' alone: people, and Namespaces no Project owns, are not matched", () => {
+    assert.equal(writing("admin-token", "alice").matched, false);
+    assert.equal(writing("anything", runner, { name: "kube-system", labels: {} }).matched, false);
+    assertBoundToDeny(secrets);
+  });
+
+  // A Job as Metacontroller made it, and the same with one change.
+  const job = {
+    metadata: { name: "shop-gitlab-runner-x", namespace: INTEGRATIONS_NAMESPACE, labels: { "controller-uid": "u", "agrrh.com/project": "shop" }, annotations: { "metacontroller.k8s.io/last-applied-configuration": "{}" }, ownerReferences: [{ kind: "Project", name: "shop" }] },
+    spec: { template: { spec: { serviceAccountName: "gitlab-runner" } } },
+  };
+  const changed = (change: (object: any) => void) => {
+    const object = structuredClone(job);
+    change(object);
+    return object;
+  };
+  const updating = (object: unknown, username: string) =>
+    admit(ownership, { operation: "UPDATE", resource: { group: "batch", resource: "jobs" }, kind: "Job", name: job.metadata.name, namespace: { name: INTEGRATIONS_NAMESPACE }, object: object as any, oldObject: job as any, username }, paramsOf(ownership));
+  const reported = changed((object) => (object.metadata.annotations[OUTPUTS_ANNOTATION] = '{"runner":"5"}'));
+
+  test("a Job's own ServiceAccount may report on it, and change nothing else of it", () => {
+    assert.equal(updating(reported, runner).allowed, true);
+    assert.equal(updating(changed((object) => delete object.metadata.labels["controller-uid"]), runner).allowed, false, "detach it");
+    assert.equal(updating(changed((object) => (object.metadata.annotations.other = "x")), runner).allowed, false, "another annotation");
+    assert.equal(updating(changed((object) => (object.spec.suspend = true)), runner).allowed, false, "its spec");
+    assert.equal(updating(changed((object) => (object.metadata.ownerReferences = [])), runner).allowed, false, "its owner");
+  });
+
+  test("no other ServiceAccount or person may report on it; Metacontroller may write it", () => {
+    assert.equal(updating(reported, `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:gitlab-repository`).allowed, false);
+    assert.equal(updating(reported, "system:serviceaccount:proj-shop:gitlab-runner").allowed, false);
+    assert.equal(updating(reported, "alice").allowed, false);
+    assert.equal(updating(changed((object) => (object.metadata.labels.x = "y")), trusted["metacontroller"]!).allowed, true);
+  });
+});
+
+describe("admission: what a stray delete would strand", () => {
+  const guard = policyNamed("integrations-protection");
+  const namespace = find("Namespace", INTEGRATIONS_NAMESPACE);
+
+  test("Namespace project-integrations is kept until it is annotated as the refusal says", () => {
+    const refused = admit(guard, deleting("", "namespaces", namespace));
+    assert.equal(refused.allowed, false);
+    assert.match(String(refused.message), /^Namespace project-integrations holds the integrations' credentials/);
+    assert.equal(admit(guard, deleting("", "namespaces", annotatedAsTold(namespace, refused.message))).allowed, true);
+    assert.equal(admit(guard, deleting("", "namespaces", { metadata: { name: "proj-shop" } })).matched, false);
+  });
+
+  test("the CompositeController is kept while it declares the finalize hook; the patch the refusal gives lets it go", () => {
+    const refused = admit(guard, deleting("metacontroller.k8s.io", "compositecontrollers", controller));
+    assert.equal(refused.allowed, false);
+    const patch = /--type=json -p '(.+)'$/.exec(String(refused.message))?.[1];
+    assert.deepEqual(JSON.parse(patch ?? "null"), [{ op: "remove", path: "/spec/hooks/finalize" }]);
+    const unhooked = structuredClone(controller);
+    delete unhooked.spec.hooks.finalize;
+    assert.equal(admit(guard, deleting("metacontroller.k8s.io", "compositecontrollers", unhooked)).allowed, true);
+    assertBoundToDeny(guard);
+  });
+
+  test("the CompositeController declares the finalize hook and owns Jobs (OnDelete) and Roles", () => {
+    assert.ok(controller.spec.hooks.finalize.webhook.url.endsWith("/finalize"));
+    const jobs = controller.spec.childResources.find((child: any) => child.resource === "jobs");
+    assert.deepEqual([jobs?.apiVersion, jobs?.updateStrategy.method], ["batch/v1", "OnDelete"]);
+    assert.ok(controller.spec.childResources.some((child: any) => child.resource === "roles"));
+  });
+
+  test("every object of the integrations' own lives in Namespace project-integrations, which Pod Security holds to restricted", () => {
+    assert.equal(namespace.metadata.labels["pod-security.kubernetes.io/enforce"], "restricted");
+    for (const kind of ["ResourceQuota", "ServiceAccount", "Role", "RoleBinding"]) {
+      for (const object of objects.filter((candidate) => candidate.kind === kind)) assert.equal(object.metadata.namespace, INTEGRATIONS_NAMESPACE, `${kind} ${object.metadata.name}`);
+    }
+    assert.equal(find("ConfigMap", "gitlab-integrations").metadata.namespace, INTEGRATIONS_NAMESPACE);
+  });
+});
+
+describe("admission: a Project being deleted, and its teardowns", () => {
+  const policy = policyNamed("self-service");
+  const members = [{ kind: "User", name: "dana", role: "admin" }, { kind: "User", name: "erin", role: "edit" }];
+  const stored = { ...project("shop", { spec: { members, integrations: { runner: { retry: 1 } } } }), metadata: { name: "shop", deletionTimestamp: "2026-12-01T00:00:00Z" } } as any;
+  const updating = (object: any, username: string) =>
+    admit(policy, { operation: "UPDATE", resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject: stored, username, groups: ["developers"] }, paramsOf(policy));
+  const withSpec = (spec: Record<string, unknown>) => ({ ...stored, spec: { ...stored.spec, ...spec } });
+
+  test("its admin may still raise a retry, or skip a teardown", () => {
+    assert.equal(updating(withSpec({ integrations: { runner: { retry: 2 } } }), "dana").allowed, true);
+    assert.equal(updating(withSpec({ integrations: { runner: { retry: 1, skipTeardown: true } } }), "dana").allowed, true);
+  });
+
+  test("nobody else may, and even its admin changes nothing else of the spec", () => {
+    const refused = updating(withSpec({ integrations: { runner: { skipTeardown: true } } }), "erin");
+    assert.equal(refused.allowed, false);
+    assert.match(String(refused.message), /only its admin members may still\s+change spec.integrations/);
+    assert.equal(updating(withSpec({ description: "renamed while going" }), "dana").allowed, false);
+    assert.equal(updating(withSpec({ integrations: {}, description: "x" }), "dana").allowed, false);
+  });
+});

@@ -1,0 +1,378 @@
+// The integrations feature: one Job per integration the profile declares,
+// in order, with status, retries and teardown.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { API_VERSION, GROUP, NAMESPACES as NAMESPACE_GROUP, PROJECT_LABEL, finalize, sync, type Child, type ObservedChildren, type SyncResponse } from "../sync.ts";
+import { DEFAULT_PROFILE as GUARDRAILS_DEFAULT_PROFILE, PROFILE, PROFILES as GUARDRAILS_PROFILES } from "../features/guardrails.ts";
+import {
+  DEFAULT_PROFILE,
+  INTEGRATION_RULES,
+  INTEGRATIONS_NAMESPACE,
+  JOBS,
+  LABELS,
+  OUTPUTS_ANNOTATION,
+  PROFILES,
+  RESERVED_ENV,
+  handOverNameFor,
+  jobNameFor,
+  type IntegrationStatus,
+  type Job,
+} from "../features/integrations.ts";
+import { at, namespaces, project, related, verdict, withObserved } from "./helpers.ts";
+
+const PROJECT = "shop";
+const NAMESPACE = "proj-shop";
+
+const integration = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  image: "node:24.21.0-alpine",
+  command: ["node", `/integration/${name}.mjs`],
+  serviceAccount: name,
+  secret: "gitlab",
+  ...extra,
+});
+/** The article's three: a repository and a tracker, independent, and a runner after the repository. */
+const THREE = [integration("repository", { parameters: ["visibility"], teardown: true, members: true }), integration("tracker", { teardown: true }), integration("runner", { after: ["repository"], teardown: true, handsOverSecret: true })];
+
+const profiled = (integrations: unknown[] = THREE) => related({}, { [DEFAULT_PROFILE]: { integrations } });
+const shop = (spec: Record<string, unknown> = {}, extra: { status?: any } = {}) => project(PROJECT, { spec: { integrations: { repository: { parameters: { visibility: "internal" } } }, ...spec }, ...extra });
+const active = () => namespaces({ [NAMESPACE]: "Active" });
+
+const jobsIn = (answer: SyncResponse) => answer.children.filter((child): child is Job => child.kind === "Job");
+const statusOf = (answer: SyncResponse) => answer.status["integrations"] as IntegrationStatus[];
+const phases = (answer: SyncResponse) => Object.fromEntries(statusOf(answer).map((entry) => [entry.name, entry.phase]));
+const jobFor = (answer: SyncResponse, name: string) => {
+  const job = statusOf(answer).find((entry) => entry.name === name)?.job;
+  const found = jobsIn(answer).find((candidate) => candidate.metadata.name === job);
+  assert.ok(found, `a Job for ${name}`);
+  return found;
+};
+
+type Outcome = "running" | "complete" | { failed: string };
+/** The children with these Jobs observed as the Job controller left them. */
+function observed(children: ObservedChildren, jobs: [Job, Outcome][], extra: Child[] = []): ObservedChildren {
+  const result = withObserved(children, [...jobs.map(([job]) => job), ...extra]);
+  for (const [job, outcome] of jobs) {
+    const seen = result[JOBS]![`${job.metadata.namespace}/${job.metadata.name}`] as any;
+    if (outcome === "complete") seen.status = { conditions: [{ type: "Complete", status: "True" }] };
+    else if (outcome !== "running") seen.status = { conditions: [{ type: "Failed", status: "True", reason: outcome.failed, message: "Job has reached the specified backoff limit" }] };
+  }
+  return result;
+}
+
+/** Syncs until the answer stops changing, each Job completing as soon as it is asked for: the Project as the Job controller and a kubelet would leave it. */
+function settled(spec: Record<string, unknown> = {}, integrations: unknown[] = THREE) {
+  let children = active();
+  for (let round = 0; round < 5; round++) {
+    const answer = sync(shop(spec), children, profiled(integrations), at);
+    children = observed(active(), jobsIn(answer).map((job) => [job, "complete"]), answer.children.filter((child) => child.kind !== "Job" && child.kind !== "Namespace"));
+  }
+  return children;
+}
+
+describe("integrations: in order, one Job each", () => {
+  test("a Project gets a Job for each integration that waits for none, and the one after another waits", () => {
+    const answer = sync(shop(), active(), profiled(), at);
+    assert.deepEqual(phases(answer), { repository: "Running", tracker: "Running", runner: "Waiting" });
+    assert.deepEqual(jobsIn(answer).map((job) => job.metadata.labels[LABELS.integration]), ["repository", "tracker"]);
+    assert.equal(statusOf(answer).find((entry) => entry.name === "runner")?.message, "waiting for repository to succeed");
+    assert.deepEqual(verdict(answer).reason, "WaitingForIntegrations");
+    assert.match(verdict(answer).message, /^Namespace proj-shop is Active; waiting for Job shop-repository-\w+, shop-tracker-\w+, shop-runner-\w+ to be complete\.$/);
+  });
+
+  test("a Job runs in the install's Namespace as the profile's ServiceAccount, with its Secret and the Project's parameters", () => {
+    const job = jobFor(sync(shop(), active(), profiled(), at), "repository");
+    assert.equal(job.metadata.namespace, INTEGRATIONS_NAMESPACE);
+    const pod = (job.spec as any).template.spec;
+    assert.equal(pod.serviceAccountName, "repository");
+    const [container] = pod.containers;
+    assert.deepEqual(container.envFrom, [{ secretRef: { name: "gitlab" } }]);
+    const env = Object.fromEntries(container.env.map(({ name, value }: { name: string; value: string }) => [name, value]));
+    assert.deepEqual(
+      { ...env, JOB_NAME: undefined },
+      { PROJECT, PROJECT_NAMESPACE: NAMESPACE, INTEGRATION: "repository", ACTION: "run", JOB_NAME: undefined, SERVICE_ACCOUNT: "repository", PARAMETERS: '{"visibility":"internal"}', MEMBERS: "[]" },
+    );
+    assert.equal(env.JOB_NAME, job.metadata.name);
+    assert.equal(pod.restartPolicy, "Never");
+    assert.equal(job.metadata.labels[LABELS.project], PROJECT);
+  });
+
+  test("no Job is asked for before the Project's Namespace is Active", () => {
+    for (const children of [namespaces(), namespaces({ [NAMESPACE]: null })]) {
+      const answer = sync(shop(), children, profiled(), at);
+      assert.deepEqual(jobsIn(answer), []);
+      assert.deepEqual(phases(answer), { repository: "Waiting", tracker: "Waiting", runner: "Waiting" });
+    }
+  });
+
+  test("the Job after another is asked for once that one has completed, and not while it runs", () => {
+    const first = sync(shop(), active(), profiled(), at);
+    const running = observed(active(), [[jobFor(first, "repository"), "running"], [jobFor(first, "tracker"), "running"]]);
+    assert.deepEqual(phases(sync(shop(), running, profiled(), at)).runner, "Waiting");
+    const done = observed(active(), [[jobFor(first, "repository"), "complete"], [jobFor(first, "tracker"), "running"]]);
+    const answer = sync(shop(), done, profiled(), at);
+    assert.deepEqual(phases(answer), { repository: "Succeeded", tracker: "Running", runner: "Running" });
+    assert.ok(jobFor(answer, "runner"));
+  });
+
+  test("all completed, the Project is Ready, and every finished Job stays in the answer as the record that it is done", () => {
+    const children = settled();
+    const answer = sync(shop(), children, profiled(), at);
+    assert.deepEqual(phases(answer), { repository: "Succeeded", tracker: "Succeeded", runner: "Succeeded" });
+    assert.equal(jobsIn(answer).length, 3);
+    assert.deepEqual(verdict(answer), { status: "True", reason: "NamespaceActive", message: "Namespace proj-shop is Active, and integrations repository, tracker, runner done." });
+  });
+
+  test("a Job once asked for stays, whatever comes to wait for later", () => {
+    const first = sync(shop(), active(), profiled(), at);
+    const started = observed(active(), [[jobFor(first, "repository"), "running"]]);
+    const children = { ...started, [NAMESPACE_GROUP]: namespaces({ [NAMESPACE]: "Terminating" })[NAMESPACE_GROUP] };
+    assert.deepEqual(jobsIn(sync(shop(), children, profiled(), at)).map((job) => job.metadata.name), [jobFor(first, "repository").metadata.name]);
+  });
+
+  test("a profile without integrations adds nothing to the status or the answer", () => {
+    const answer = sync(shop({ integrations: undefined }), active(), profiled([]), at);
+    assert.equal("integrations" in answer.status, false);
+    assert.deepEqual(jobsIn(answer), []);
+  });
+});
+
+describe("integrations: failures and runs again", () => {
+  const failing = () => {
+    const first = sync(shop(), active(), profiled(), at);
+    return observed(active(), [[jobFor(first, "repository"), "complete"], [jobFor(first, "tracker"), { failed: "BackoffLimitExceeded" }]]);
+  };
+
+  test("a failed Job's reason and message are in its entry and in Ready, with the command that runs it again", () => {
+    const answer = sync(shop(), failing(), profiled(), at);
+    const tracker = statusOf(answer).find((entry) => entry.name === "tracker");
+    assert.deepEqual([tracker?.phase, tracker?.reason, tracker?.message], ["Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"]);
+    const { reason, message } = verdict(answer);
+    assert.equal(reason, "IntegrationFailed");
+    assert.match(message, /^Integration tracker failed: Job project-integrations\/shop-tracker-\w+ says BackoffLimitExceeded: Job has reached the specified backoff limit\. Once the cause is put right, run it again: /);
+    assert.ok(message.endsWith(`kubectl patch project shop --type=merge -p '{"spec":{"integrations":{"tracker":{"retry":1}}}}'`), message);
+  });
+
+  test("the retry Ready names asks for a new Job, and leaves the failed one out, so Metacontroller deletes it", () => {
+    const children = failing();
+    const failed = sync(shop(), children, profiled(), at);
+    const retried = sync(shop({ integrations: { repository: { parameters: { visibility: "internal" } }, tracker: { retry: 1 } } }), children, profiled(), at);
+    assert.notEqual(jobFor(retried, "tracker").metadata.name, jobFor(failed, "tracker").metadata.name);
+    assert.ok(!jobsIn(retried).some((job) => job.metadata.name === jobFor(failed, "tracker").metadata.name));
+    assert.equal(jobFor(retried, "repository").metadata.name, jobFor(failed, "repository").metadata.name, "what succeeded stays");
+    assert.equal(verdict(retried).reason, "WaitingForIntegrations");
+    assert.match(verdict(retried).message, /and Job shop-tracker-\w+ to be removed\.$/);
+  });
+
+  test("a raised revision runs that integration again, and only that one", () => {
+    const children = settled();
+    const before = sync(shop(), children, profiled(), at);
+    const revised = [THREE[0], { ...THREE[1], revision: 1 }, THREE[2]];
+    const after = sync(shop(), children, profiled(revised), at);
+    assert.deepEqual(phases(after), { repository: "Succeeded", tracker: "Running", runner: "Succeeded" });
+    assert.notEqual(jobFor(after, "tracker").metadata.name, jobFor(before, "tracker").metadata.name);
+  });
+
+  test("a new member runs again only the integrations that take members", () => {
+    const children = settled();
+    const joined = sync(shop({ members: [{ kind: "User", name: "alice@example.com", role: "admin" }] }), children, profiled(), at);
+    assert.deepEqual(phases(joined), { repository: "Running", tracker: "Succeeded", runner: "Succeeded" });
+    const env = (jobFor(joined, "repository").spec as any).template.spec.containers[0].env;
+    assert.deepEqual(env.find((entry: any) => entry.name === "MEMBERS").value, '[{"kind":"User","name":"alice@example.com","role":"admin"}]');
+  });
+
+  test("while an integration runs again, its status keeps what it reported last", () => {
+    const first = sync(shop(), active(), profiled(), at);
+    const reported = observed(active(), [[jobFor(first, "repository"), "complete"]]);
+    (reported[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).metadata.annotations[OUTPUTS_ANNOTATION] = '{"url":"https://gitlab.example/shop"}';
+    const shown = sync(shop(), reported, profiled(), at);
+    assert.deepEqual(statusOf(shown)[0]?.outputs, { url: "https://gitlab.example/shop" });
+    const again = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), reported, profiled(), at, );
+    assert.deepEqual(statusOf(again)[0]?.outputs, undefined, "nothing is kept without a previous status");
+    const kept = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }, { status: shown.status }), reported, profiled(), at);
+    assert.deepEqual([statusOf(kept)[0]?.phase, statusOf(kept)[0]?.outputs], ["Running", { url: "https://gitlab.example/shop" }]);
+  });
+
+  test("a report that is not a few short strings is not shown", () => {
+    const first = sync(shop(), active(), profiled(), at);
+    for (const report of ["not json", '{"token":{"nested":true}}', '["a"]', `{"url":"${"x".repeat(513)}"}`]) {
+      const children = observed(active(), [[jobFor(first, "repository"), "complete"]]);
+      (children[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).metadata.annotations[OUTPUTS_ANNOTATION] = report;
+      assert.equal(statusOf(sync(shop(), children, profiled(), at))[0]?.outputs, undefined, report);
+    }
+  });
+});
+
+describe("integrations: what a profile declares and a Project supplies", () => {
+  const refusal = (answer: SyncResponse) => {
+    const { reason, message } = verdict(answer);
+    assert.equal(reason, "InvalidIntegrations");
+    return message;
+  };
+
+  test("a parameter the integration does not take is refused, naming what it takes", () => {
+    const answer = sync(shop({ integrations: { repository: { parameters: { visibility: "public", owner: "me" } } } }), active(), profiled(), at);
+    assert.match(refusal(answer), /^spec\.integrations\.repository\.parameters\.owner: repository takes visibility\. Until that is fixed/);
+    assert.deepEqual(jobsIn(answer), []);
+  });
+
+  test("an integration the profile does not have is refused", () => {
+    assert.match(refusal(sync(shop({ integrations: { jira: {} } }), active(), profiled(), at)), /^spec\.integrations\.jira: profile default has no such integration/);
+  });
+
+  test("a retry that is not a whole number is refused, naming where", () => {
+    assert.match(refusal(sync(shop({ integrations: { tracker: { retry: "soon" } } }), active(), profiled(), at)), /^spec\.integrations\.tracker\.retry: /);
+  });
+
+  test("a profile whose after names a later integration, or none, is refused by the rule", () => {
+    const backwards = [integration("runner", { after: ["repository"] }), integration("repository")];
+    assert.ok(refusal(sync(shop({ integrations: {} }), active(), profiled(backwards), at)).includes(INTEGRATION_RULES.after));
+  });
+
+  test("a profile that lists an integration twice, or sets what sync sets, is refused by the rule", () => {
+    const twice = [integration("tracker"), integration("tracker")];
+    assert.ok(refusal(sync(shop({ integrations: {} }), active(), profiled(twice), at)).includes(INTEGRATION_RULES.unique));
+    for (const name of RESERVED_ENV) {
+      const setting = [integration("tracker", { env: { [name]: "mine" } })];
+      assert.ok(refusal(sync(shop({ integrations: {} }), active(), profiled(setting), at)).includes(INTEGRATION_RULES.env), name);
+    }
+  });
+
+  test("while what is declared or supplied is wrong, every observed Job stays and none starts", () => {
+    const children = settled();
+    const answer = sync(shop({ integrations: { jira: {} } }), children, profiled(), at);
+    assert.deepEqual(jobsIn(answer).map((job) => job.metadata.name).sort(), Object.keys(children[JOBS]!).map((key) => key.split("/")[1]).sort());
+  });
+
+  test("while the profile is missing, every observed Job stays, and the guardrails say why", () => {
+    const children = settled();
+    const answer = sync(shop(), children, related({}, {}), at);
+    assert.equal(jobsIn(answer).length, 3);
+    assert.equal(verdict(answer).reason, "ProfileNotFound");
+  });
+});
+
+describe("integrations: handing a Secret to the Project's Namespace", () => {
+  test("an integration that hands over a Secret gets a Role on that one Secret and a RoleBinding to its ServiceAccount", () => {
+    const answer = sync(shop(), active(), profiled(), at);
+    const handOver = answer.children.filter((child) => child.metadata.name === handOverNameFor("runner"));
+    assert.deepEqual(handOver, [
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "Role",
+        metadata: { name: "integration-runner", namespace: NAMESPACE },
+        rules: [
+          { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+          { apiGroups: [""], resources: ["secrets"], resourceNames: ["runner"], verbs: ["get", "update", "patch"] },
+        ],
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "integration-runner", namespace: NAMESPACE },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "integration-runner" },
+        subjects: [{ kind: "ServiceAccount", name: "runner", namespace: INTEGRATIONS_NAMESPACE }],
+      },
+    ]);
+  });
+
+  test("the hand-over stays as it is while the profile is missing, and is not waited for by the members", () => {
+    const children = settled();
+    const missing = sync(shop(), children, related({}, {}), at);
+    assert.equal(missing.children.filter((child) => child.metadata.name === handOverNameFor("runner")).length, 2);
+    const members = { members: [{ kind: "User", name: "alice@example.com", role: "admin" }] };
+    const withMembers = settled(members);
+    assert.equal(verdict(sync(shop(members), withMembers, profiled(), at)).status, "True");
+  });
+});
+
+describe("integrations: teardown when the Project is deleted", () => {
+  const deleting = (spec: Record<string, unknown> = {}) => shop(spec);
+
+  test("finalize tears down last first: the runner, and the tracker, before the repository", () => {
+    const answer = finalize(deleting(), settled(), profiled(), at);
+    assert.equal(answer.finalized, false);
+    assert.deepEqual(phases(answer), { repository: "TearingDown", tracker: "TearingDown", runner: "TearingDown" });
+    const teardowns = jobsIn(answer).filter((job) => job.metadata.labels[LABELS.action] === "teardown");
+    assert.deepEqual(teardowns.map((job) => job.metadata.labels[LABELS.integration]).sort(), ["runner", "tracker"]);
+    assert.equal(statusOf(answer).find((entry) => entry.name === "repository")?.message, "waiting for runner to tear down");
+    assert.equal(verdict(answer).reason, "TearingDown");
+  });
+
+  test("every Job that ran stays while finalizing, and no run starts anew", () => {
+    const children = settled();
+    const answer = finalize(deleting({ integrations: { tracker: { retry: 5 } } }), children, profiled(), at);
+    for (const key of Object.keys(children[JOBS]!)) assert.ok(jobsIn(answer).some((job) => key.endsWith(`/${job.metadata.name}`)), key);
+    assert.ok(!jobsIn(answer).some((job) => job.metadata.labels[LABELS.action] === "run" && !(`${INTEGRATIONS_NAMESPACE}/${job.metadata.name}` in children[JOBS]!)));
+    assert.ok(answer.children.some((child) => child.kind === "Namespace" && child.metadata.name === NAMESPACE), "the Namespace stays");
+  });
+
+  test("the Project goes once every teardown has completed", () => {
+    let children = settled();
+    for (let round = 0; round < 3; round++) {
+      const answer = finalize(deleting(), children, profiled(), at);
+      if (answer.finalized) return assert.deepEqual(phases(answer), { repository: "TornDown", tracker: "TornDown", runner: "TornDown" });
+      children = observed(settled(), jobsIn(answer).filter((job) => job.metadata.labels[LABELS.action] === "teardown").map((job) => [job, "complete"]));
+    }
+    assert.fail("never finalized");
+  });
+
+  test("an integration that never ran, or has no teardown, is not torn down", () => {
+    assert.equal(finalize(deleting(), active(), profiled(), at).finalized, true, "nothing ran");
+    const noTeardowns = THREE.map((each) => ({ ...each, teardown: false }));
+    const answer = finalize(deleting(), settled({}, noTeardowns), profiled(noTeardowns), at);
+    assert.equal(answer.finalized, true);
+    assert.deepEqual(phases(answer), { repository: "TornDown", tracker: "TornDown", runner: "TornDown" });
+  });
+
+  test("a failed teardown says how to run it again, or go without it; skipTeardown lets the rest go on", () => {
+    const first = finalize(deleting(), settled(), profiled(), at);
+    const runner = jobsIn(first).find((job) => job.metadata.labels[LABELS.action] === "teardown" && job.metadata.labels[LABELS.integration] === "runner")!;
+    const tracker = jobsIn(first).find((job) => job.metadata.labels[LABELS.action] === "teardown" && job.metadata.labels[LABELS.integration] === "tracker")!;
+    const children = observed(settled(), [[runner, { failed: "BackoffLimitExceeded" }], [tracker, "complete"]]);
+    const stuck = finalize(deleting(), children, profiled(), at);
+    assert.equal(stuck.finalized, false);
+    const { reason, message } = verdict(stuck);
+    assert.equal(reason, "TeardownFailed");
+    assert.ok(message.includes(`'{"spec":{"integrations":{"runner":{"retry":1}}}}'`), message);
+    assert.ok(message.endsWith(`kubectl patch project shop --type=merge -p '{"spec":{"integrations":{"runner":{"skipTeardown":true}}}}'`), message);
+    const skipped = finalize(deleting({ integrations: { repository: { parameters: { visibility: "internal" } }, runner: { skipTeardown: true } } }), children, profiled(), at);
+    assert.equal(statusOf(skipped).find((entry) => entry.name === "runner")?.message, "teardown skipped: what it made stays");
+    assert.ok(jobsIn(skipped).some((job) => job.metadata.labels[LABELS.action] === "teardown" && job.metadata.labels[LABELS.integration] === "repository"), "the repository's teardown starts");
+  });
+
+  test("a teardown waits for its integration's own Job to finish", () => {
+    const first = sync(shop(), active(), profiled(), at);
+    const running = observed(active(), [[jobFor(first, "repository"), "running"], [jobFor(first, "tracker"), "complete"]]);
+    const answer = finalize(deleting(), running, profiled(), at);
+    const repository = statusOf(answer).find((entry) => entry.name === "repository");
+    assert.match(repository?.message ?? "", /^waiting for Job shop-repository-\w+ to finish$/);
+    assert.ok(!jobsIn(answer).some((job) => job.metadata.labels[LABELS.action] === "teardown" && job.metadata.labels[LABELS.integration] === "repository"));
+  });
+
+  test("while the profile is missing, a Project whose integrations ran is not let go: nobody knows their teardowns", () => {
+    assert.equal(finalize(deleting(), settled(), related({}, {}), at).finalized, false);
+    assert.equal(finalize(deleting(), active(), related({}, {}), at).finalized, true);
+  });
+});
+
+describe("integrations: names", () => {
+  test("a Job's name fits the Job controller's job-name label, however long the Project's name, and differs with its inputs", () => {
+    const longest = "p".repeat(58);
+    for (const action of ["run", "teardown"] as const) {
+      const name = jobNameFor(longest, "x".repeat(30), action, {});
+      assert.ok(name.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name), name);
+    }
+    assert.notEqual(jobNameFor(PROJECT, "tracker", "run", { revision: 1 }), jobNameFor(PROJECT, "tracker", "run", { revision: 2 }));
+    assert.notEqual(jobNameFor(PROJECT, "tracker", "run", {}), jobNameFor(PROJECT, "tracker", "teardown", {}));
+  });
+
+  test("the names spelled here are sync.ts's and the guardrails'", () => {
+    assert.equal(PROFILES, GUARDRAILS_PROFILES);
+    assert.equal(DEFAULT_PROFILE, GUARDRAILS_DEFAULT_PROFILE);
+    assert.equal(LABELS.project, PROJECT_LABEL);
+    assert.equal(`${PROFILE.plural}.${GROUP}`, "projectprofiles.agrrh.com");
+    assert.ok(OUTPUTS_ANNOTATION.startsWith(`${GROUP}/`));
+    assert.ok(PROFILES.endsWith(API_VERSION));
+  });
+});
