@@ -69,8 +69,9 @@ describe("admission: what integrations may write", () => {
     assert.equal(other.message, `${runner} may write only the Secret named after it in a Project's\nNamespace, and admin-token is not.`.replace("\n", " "));
   });
 
-  test("the rule is the integrations' alone: people, and Namespaces no Project owns, are not matched", () => {
+  test("the rule is the integrations' alone: people, the Namespace's own ServiceAccounts, and Namespaces no Project owns, are not matched", () => {
     assert.equal(writing("admin-token", "alice").matched, false);
+    assert.equal(writing("admin-token", "system:serviceaccount:proj-shop:deployer").matched, false);
     assert.equal(writing("anything", runner, { name: "kube-system", labels: {} }).matched, false);
     assertBoundToDeny(secrets);
   });

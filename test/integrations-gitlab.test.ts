@@ -26,6 +26,7 @@ function gitlabStandIn() {
       { id: 1, username: "project-bot" },
       { id: 2, username: "alice" },
       { id: 3, username: "bob" },
+      { id: 4, username: "dave" },
     ] as User[],
     groups: [{ id: 10, full_path: "teams" }],
     projects: [] as { id: number; path_with_namespace: string; web_url: string; visibility: string; members: Map<number, number> }[],
@@ -201,6 +202,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
     { kind: "User", name: "alice@example.com", role: "admin" },
     { kind: "User", name: "bob", role: "view" },
     { kind: "User", name: "carol@example.com", role: "edit" },
+    { kind: "User", name: "dave@example.com", role: "edit" },
     { kind: "Group", name: "ops", role: "edit" },
   ]);
 
@@ -209,7 +211,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
     assert.equal(result.code, 0, result.stderr);
     const [repository] = gitlab.state.projects;
     assert.deepEqual([repository?.path_with_namespace, repository?.visibility], ["teams/shop", "internal"]);
-    assert.deepEqual(Object.fromEntries(repository!.members), { 1: 50, 2: 40, 3: 20 });
+    assert.deepEqual(Object.fromEntries(repository!.members), { 1: 50, 2: 40, 3: 20, 4: 30 });
     assert.deepEqual(reported("gitlab-repository"), { url: "https://gitlab.example/teams/shop", notInGitLab: "carol" });
   });
 
@@ -246,6 +248,26 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
     const result = await run("gitlab-repository", "run", { GITLAB_GROUP: "" });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /GITLAB_GROUP is not set/);
+    assert.deepEqual(gitlab.state.calls, []);
+  });
+
+  test("a group GitLab does not have fails the run with GitLab's 404, and makes nothing", async () => {
+    const result = await run("gitlab-repository", "run", { GITLAB_GROUP: "nobody" });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /GET \/api\/v4\/groups\/nobody answered 404: \{"message":"404 Group Not Found"\}/);
+    assert.deepEqual(gitlab.state.projects, []);
+  });
+
+  test("members past GitLab's first page of 100 are read too: every one the Project does not list loses access", async () => {
+    assert.equal((await run("gitlab-repository", "run")).code, 0);
+    const [repository] = gitlab.state.projects;
+    for (let id = 1000; id < 1150; id++) {
+      gitlab.state.users.push({ id, username: `user-${id}` });
+      repository!.members.set(id, 30);
+    }
+    assert.equal((await run("gitlab-repository", "run")).code, 0);
+    assert.deepEqual(Object.fromEntries(repository!.members), { 1: 50 });
+    assert.ok(gitlab.state.calls.some((call) => call.path.endsWith("per_page=100&page=2")), "the second page was read");
   });
 
   test("the teardown deletes the repository, and succeeds when it is gone already", async () => {
