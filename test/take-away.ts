@@ -40,7 +40,8 @@ export function withoutFeature(text: string, feature: string, file = "text"): st
 
 /** The part of a file its marks apply to: not what a generator writes (k8s.yaml's bundled code), which it writes again. */
 export function writtenByHand(text: string): string {
-  const generatedAt = text.indexOf(GENERATED);
+  // At the start of a line: a test that quotes the marker is written by hand throughout.
+  const generatedAt = text.search(new RegExp(`^${escape(GENERATED)}`, "m"));
   return generatedAt < 0 ? text : text.slice(0, generatedAt);
 }
 
