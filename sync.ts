@@ -12,7 +12,8 @@
  * names; 2. the features it composes, each a file in features/; 3. the
  * request schema; 4. the types of the answers, and of what a feature gives
  * and gets; 5. the rules of the Namespace; 6. `customize`; 7. `sync`, first
- * the status from what was observed, then the desired children. It imports
+ * the status from what was observed, then the desired children; 8.
+ * `finalize`, the same once the Project is deleted. It imports
  * nothing from the web framework or the runtime, so it can be tested, and
  * reused, on its own.
  */

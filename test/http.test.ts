@@ -4,8 +4,8 @@
 // sync.ts's schemas (helpers.ts), so these tests hold for any resource.
 import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
-import { CUSTOMIZE_PATH, DEFAULT_BODY_LIMIT_BYTES, HEALTH_PATH, SYNC_PATH, createApp, readConfig } from "../main.ts";
-import { PARENT, REFUSALS, customize, sync, type Reason } from "../sync.ts";
+import { CUSTOMIZE_PATH, DEFAULT_BODY_LIMIT_BYTES, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, createApp, readConfig } from "../main.ts";
+import { PARENT, REFUSALS, customize, finalize, sync, type Reason } from "../sync.ts";
 import { UNUSABLE_NAME, clock, fixture, newParentRequest } from "./helpers.ts";
 
 const now = clock("2026-11-30T12:00:00Z");
@@ -104,6 +104,26 @@ describe("HTTP: POST /sync", () => {
     assert.equal(response.status, 200);
     assert.notEqual(response.headers.get("ETag"), etag);
     assert.deepEqual(await jsonOf(response), sync(other.parent, other.children, other.related, now));
+  });
+});
+
+describe("HTTP: POST /finalize", () => {
+  test("a finalize request is answered 200 with status, children and finalized, as finalize says", async (t) => {
+    quietly(t);
+    const request = newParentRequest("test");
+    const response = await post(request, {}, FINALIZE_PATH);
+    assert.equal(response.status, 200);
+    const body = await jsonOf(response);
+    assert.deepEqual(Object.keys(body).sort(), ["children", "finalized", "status"]);
+    assert.deepEqual(body, finalize(request.parent, request.children, request.related, now));
+  });
+
+  test("a finalize request is checked as a sync request is, and named so", async (t) => {
+    quietly(t);
+    const response = await post({ parent: {} }, {}, FINALIZE_PATH);
+    assert.equal(response.status, 422);
+    assert.equal((await jsonOf(response)).error, "not a finalize hook request");
+    assert.equal((await app.request(FINALIZE_PATH)).status, 405);
   });
 });
 

@@ -12,6 +12,7 @@ import {
   REFUSALS,
   SyncRequest,
   customize,
+  finalize,
   isValidNamespaceName,
   namespaceNameFor,
   PARENT,
@@ -343,6 +344,21 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
     const terminating = resync(parent, namespaces({ "proj-test": "Terminating" }), waiting);
     assert.equal(ready(terminating).reason, "NamespaceTerminating");
     assert.equal(ready(terminating).lastTransitionTime, ready(waiting).lastTransitionTime);
+  });
+});
+
+describe("finalize: a deleted Project", () => {
+  test("finalize answers the desired state sync would, so a Project being deleted loses nothing meanwhile", () => {
+    const children = having("proj-shop");
+    const answer = finalize(project("shop", { spec: { description: "d", license: "MIT" } }), children, related(), at);
+    const synced = sync(project("shop", { spec: { description: "d", license: "MIT" } }), children, related(), at);
+    assert.deepEqual({ status: answer.status, children: answer.children }, synced);
+  });
+
+  test("finalize lets a Project go when nothing it made must be undone first, and sync never says finalized", () => {
+    const children = having("proj-shop");
+    assert.equal(finalize(project("shop"), children, related(), at).finalized, true);
+    assert.equal("finalized" in sync(project("shop"), children, related(), at), false);
   });
 });
 
