@@ -25,7 +25,7 @@
  * Needs: guardrails (its ProjectProfile is where integrations are declared).
  */
 import * as v from "valibot";
-import type { Child, Feature, Readiness } from "../sync.ts";
+import type { Child, Feature, Plan, Readiness } from "../sync.ts";
 
 // ## The names
 //
@@ -298,20 +298,173 @@ const kept = ({ name }: Observed): Job => ({
   metadata: { name, namespace: INTEGRATIONS_NAMESPACE, labels: {} },
 });
 
-function invalid(where: string, issues: readonly v.BaseIssue<unknown>[], project: string): Readiness {
-  const problems = [...new Set(issues.map((issue) => `${where}${issue.path?.length ? `.${v.getDotPath(issue)}` : ""}: ${issue.message}`))];
+/** What the profile or the Project says wrong, as Ready gives it. */
+function invalid(problems: string[], project: string): Readiness {
   return {
     status: "False",
     reason: "InvalidIntegrations",
-    message: `${problems.join("; ")}. Until that is fixed, Project ${project}'s integrations are left as they are, and none starts.`,
+    message: `${[...new Set(problems)].join("; ")}. Until that is fixed, Project ${project}'s integrations are left as they are, and none starts.`,
   };
 }
+const problemsIn = (where: string, issues: readonly v.BaseIssue<unknown>[]) =>
+  issues.map((issue) => `${where}${issue.path?.length ? `.${v.getDotPath(issue)}` : ""}: ${issue.message}`);
 
 /** "BackoffLimitExceeded: Job has reached the specified backoff limit." */
 const sentence = ({ reason, message }: { reason: string; message: string }) => `${reason}: ${message}`.replace(/[.:\s]*$/, ".");
 
-const retryCommand = (project: string, integration: string, patch: object) =>
+/** The command a Project's admin runs to change what it supplies to one integration. */
+const patchCommand = (project: string, integration: string, patch: object) =>
   `kubectl patch project ${project} --type=merge -p '${JSON.stringify({ spec: { integrations: { [integration]: patch } } })}'`;
+
+const profileNameOf = (spec: { profile?: string | null }) => spec.profile || DEFAULT_PROFILE;
+
+type Read = { declared: Integration[]; supplied: Record<string, Supplied>; members: Context["members"] };
+
+/** What the profile declares and the Project supplies, checked against each other; or, where that cannot be read, why not. */
+function read(spec: { profile?: string | null; members?: unknown[] | null; integrations?: unknown }, related: { [PROFILES]?: Record<string, { spec?: unknown }> }, project: string): Read | { problem?: Readiness } {
+  const profile = related[PROFILES]?.[profileNameOf(spec)];
+  // A profile that is missing is the guardrails' to report.
+  if (!profile) return {};
+  const declared = v.safeParse(Integrations, (profile.spec as { integrations?: unknown } | null | undefined)?.integrations ?? []);
+  if (!declared.success) return { problem: invalid(problemsIn(`ProjectProfile ${profileNameOf(spec)}: spec.integrations`, declared.issues), project) };
+  const supplied = v.safeParse(Supplied, spec.integrations ?? {});
+  if (!supplied.success) return { problem: invalid(problemsIn("spec.integrations", supplied.issues), project) };
+  const unknown = Object.entries(supplied.output).flatMap(([name, given]) => {
+    const integration = declared.output.find((each) => each.name === name);
+    if (!integration) return [`spec.integrations.${name}: profile ${profileNameOf(spec)} has no such integration`];
+    return Object.keys(given.parameters)
+      .filter((parameter) => !integration.parameters.includes(parameter))
+      .map((parameter) => `spec.integrations.${name}.parameters.${parameter}: ${name} takes ${integration.parameters.join(", ") || "no parameters"}`);
+  });
+  if (unknown.length) return { problem: invalid(unknown, project) };
+  // Members are the members feature's to report.
+  const members = v.safeParse(Members, spec.members ?? []);
+  if (!members.success) return {};
+  return { declared: declared.output, supplied: supplied.output, members: members.output };
+}
+
+/** What the plan needs of the observed Jobs. */
+type Observations = {
+  observed: Observed[];
+  jobOf: (job: Job) => Observed | undefined;
+  ran: (integration: string) => boolean;
+};
+
+/** Not finalizing: each integration's Job, in the profile's order, so that each `after` is decided first. */
+function runs(input: { read: Read; context: Context; seen: Observations; mayStart: boolean; previous: { name: string; outputs?: Record<string, string> }[] }): Plan {
+  const { read, context, seen, mayStart, previous } = input;
+  const given = (name: string) => read.supplied[name] ?? NOTHING_SUPPLIED;
+  const entries: IntegrationStatus[] = [];
+  const jobs: Job[] = [];
+  const waitingFor: string[] = [];
+  const phases = new Map<string, Phase>();
+  let failed: Readiness | undefined;
+  let heldBack = false;
+  for (const integration of read.declared) {
+    const job = jobFor(integration, given(integration.name), context, "run");
+    const observed = seen.jobOf(job);
+    const pending = integration.after.filter((name) => phases.get(name) !== "Succeeded");
+    const entry: IntegrationStatus = { name: integration.name, phase: "Waiting", job: job.metadata.name };
+    if (observed) {
+      // A Job once observed stays, whatever else is true now.
+      const outcome = outcomeOf(observed.job);
+      jobs.push(job);
+      entry.phase = "done" in outcome ? "Succeeded" : "failed" in outcome ? "Failed" : "Running";
+      if ("failed" in outcome) {
+        Object.assign(entry, outcome.failed);
+        failed ??= {
+          status: "False",
+          reason: "IntegrationFailed",
+          message:
+            `Integration ${integration.name} failed: Job ${INTEGRATIONS_NAMESPACE}/${job.metadata.name} says ${sentence(outcome.failed)}` +
+            ` Once the cause is put right, run it again: ${patchCommand(context.project, integration.name, { retry: given(integration.name).retry + 1 })}`,
+        };
+      }
+    } else if (pending.length === 0 && mayStart) {
+      jobs.push(job);
+      entry.phase = "Running";
+    } else {
+      entry.message = pending.length ? `waiting for ${pending.join(", ")} to succeed` : "waiting for the Project's Namespace and access";
+      heldBack ||= pending.length === 0;
+    }
+    // While it runs again, what it reported last still holds.
+    const outputs = reportOf(observed?.job) ?? previous.find((each) => each.name === integration.name)?.outputs;
+    if (outputs) entry.outputs = outputs;
+    if (entry.phase !== "Succeeded" && entry.phase !== "Failed") waitingFor.push(job.metadata.name);
+    phases.set(integration.name, entry.phase);
+    entries.push(entry);
+  }
+  const done = entries.filter((entry) => entry.phase === "Succeeded").map((entry) => entry.name);
+  return {
+    children: jobs,
+    status: entries.length ? { integrations: entries } : undefined,
+    failed,
+    waiting: { reason: "WaitingForIntegrations", notYet: waitingFor.map((name): [string, string] => ["Job", name]), toBe: "complete" },
+    heldBack: heldBack ? "integrations start once they are in place" : undefined,
+    ready: done.length === read.declared.length && done.length ? `, and integrations ${done.join(", ")} done` : undefined,
+  };
+}
+
+/**
+ * Finalizing: every Job that ran stays as the record of what was made, and
+ * the teardowns run last first: one only once each integration that runs
+ * after it has torn down, and once its own Jobs have finished.
+ */
+function teardowns(input: { read: Read; context: Context; seen: Observations }): Plan {
+  const { read, context, seen } = input;
+  const given = (name: string) => read.supplied[name] ?? NOTHING_SUPPLIED;
+  const entries: IntegrationStatus[] = [];
+  const jobs: Job[] = [];
+  const waitingFor: string[] = [];
+  const tornDown = new Set<string>();
+  let failed: Readiness | undefined;
+  for (const integration of [...read.declared].reverse()) {
+    const supply = given(integration.name);
+    if (!integration.teardown || supply.skipTeardown || !seen.ran(integration.name)) {
+      tornDown.add(integration.name);
+      if (seen.ran(integration.name)) {
+        entries.unshift({ name: integration.name, phase: "TornDown", message: integration.teardown ? "teardown skipped: what it made stays" : "it has no teardown" });
+      }
+      continue;
+    }
+    const job = jobFor(integration, supply, context, "teardown");
+    const observed = seen.jobOf(job);
+    const entry: IntegrationStatus = { name: integration.name, phase: "TearingDown", job: job.metadata.name };
+    const dependents = read.declared.filter((each) => each.after.includes(integration.name) && !tornDown.has(each.name)).map((each) => each.name);
+    const running = seen.observed.filter((each) => each.integration === integration.name && each.action === "run" && "running" in outcomeOf(each.job));
+    if (observed) {
+      const outcome = outcomeOf(observed.job);
+      jobs.push(job);
+      if ("done" in outcome) {
+        entry.phase = "TornDown";
+        tornDown.add(integration.name);
+      } else if ("failed" in outcome) {
+        Object.assign(entry, { phase: "Failed", ...outcome.failed });
+        failed ??= {
+          status: "False",
+          reason: "TeardownFailed",
+          message:
+            `The teardown of integration ${integration.name} failed: Job ${INTEGRATIONS_NAMESPACE}/${job.metadata.name} says ${sentence(outcome.failed)}` +
+            ` Project ${context.project} stays until it completes. Run it again once the cause is put right: ${patchCommand(context.project, integration.name, { retry: supply.retry + 1 })};` +
+            ` or let the Project go without it, leaving what it made: ${patchCommand(context.project, integration.name, { skipTeardown: true })}`,
+        };
+      }
+    } else if (dependents.length === 0 && running.length === 0) {
+      jobs.push(job);
+    } else {
+      entry.message = `waiting for ${[...dependents.map((name) => `${name} to tear down`), ...running.map((each) => `Job ${each.name} to finish`)].join(", ")}`;
+    }
+    if (!tornDown.has(integration.name)) waitingFor.push(job.metadata.name);
+    entries.unshift(entry);
+  }
+  return {
+    children: [...seen.observed.filter((each) => each.action === "run").map(kept), ...jobs],
+    status: entries.length ? { integrations: entries } : undefined,
+    failed,
+    waiting: { reason: "TearingDown", notYet: waitingFor.map((name): [string, string] => ["Job", name]), toBe: "complete" },
+    finalized: read.declared.every((integration) => tornDown.has(integration.name)),
+  };
+}
 
 export const integrations: Feature<typeof spec, typeof children, typeof related> = {
   spec,
@@ -321,17 +474,22 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
     owns: (_project, group, key) => group === JOBS && key.startsWith(`${INTEGRATIONS_NAMESPACE}/`),
     are: `its Jobs in Namespace ${INTEGRATIONS_NAMESPACE}`,
   },
-  customize: (_project, spec) => [{ apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: [spec.profile || DEFAULT_PROFILE] }],
+  customize: (_project, spec) => [{ apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: [profileNameOf(spec)] }],
   refusals: ["InvalidIntegrations"],
   reasons: ["IntegrationFailed", "WaitingForIntegrations", "TeardownFailed", "TearingDown"],
   plan: ({ project, spec, namespace, active, children, related, earlierInPlace, finalizing }) => {
-    const projectName = project.metadata.name;
     const observed: Observed[] = Object.entries(children[JOBS]).flatMap(([key, job]) => {
       const labels = job.metadata?.labels ?? {};
       const integration = labels[LABELS.integration];
       const action = labels[LABELS.action];
       return integration && action ? [{ key, name: key.slice(key.indexOf("/") + 1), integration, action, job }] : [];
     });
+    const byKey = new Map(observed.map((job) => [job.key, job]));
+    const seen: Observations = {
+      observed,
+      jobOf: (job) => byKey.get(`${job.metadata.namespace}/${job.metadata.name}`),
+      ran: (name) => observed.some((job) => job.integration === name && job.action === "run"),
+    };
     // The hand-overs are named after their ServiceAccount, so that one kept
     // as it is can be written whole from its name alone.
     const handOverPrefix = `${namespace}/${handOverNameFor("")}`;
@@ -339,143 +497,24 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
       [children[ROLES], children[ROLE_BINDINGS]].flatMap((group) => Object.keys(group).filter((key) => key.startsWith(handOverPrefix))).map((key) => key.slice(handOverPrefix.length)),
     );
     const keptHandOvers = [...handedOver].flatMap((serviceAccount) => handOver(namespace, serviceAccount));
-    const ran = (name: string) => observed.some((job) => job.integration === name && job.action === "run");
-    // What the profile or the spec holds cannot be read: everything stays as
-    // it is, and nothing starts or is torn down. A profile that is missing
-    // is the guardrails' to report.
-    const asObserved = (problem?: Readiness) => ({
-      children: [...observed.map(kept), ...keptHandOvers],
-      invalid: problem,
-      finalized: finalizing ? observed.length === 0 : undefined,
-    });
-    const profile = related[PROFILES]?.[spec.profile || DEFAULT_PROFILE];
-    if (!profile) return asObserved();
-    const declared = v.safeParse(Integrations, (profile.spec as { integrations?: unknown } | null | undefined)?.integrations ?? []);
-    if (!declared.success) return asObserved(invalid(`ProjectProfile ${spec.profile || DEFAULT_PROFILE}: spec.integrations`, declared.issues, projectName));
-    const supplied = v.safeParse(Supplied, spec.integrations ?? {});
-    if (!supplied.success) return asObserved(invalid("spec.integrations", supplied.issues, projectName));
-    const unknown = Object.entries(supplied.output).flatMap(([name, given]) => {
-      const integration = declared.output.find((each) => each.name === name);
-      if (!integration) return [`spec.integrations.${name}: profile ${spec.profile || DEFAULT_PROFILE} has no such integration`];
-      return Object.keys(given.parameters)
-        .filter((parameter) => !integration.parameters.includes(parameter))
-        .map((parameter) => `spec.integrations.${name}.parameters.${parameter}: ${name} takes ${integration.parameters.join(", ") || "no parameters"}`);
-    });
-    if (unknown.length) return asObserved({ status: "False", reason: "InvalidIntegrations", message: `${unknown.join("; ")}. Until that is fixed, Project ${projectName}'s integrations are left as they are, and none starts.` });
-    const members = v.safeParse(Members, spec.members ?? []);
-    if (!members.success) return asObserved();
 
-    const context: Context = { project: projectName, namespace, members: members.output };
-    const given = (name: string) => supplied.output[name] ?? NOTHING_SUPPLIED;
-    const byKey = new Map(observed.map((job) => [job.key, job]));
-    const observedJob = (job: Job) => byKey.get(`${job.metadata.namespace}/${job.metadata.name}`);
+    // What cannot be read leaves everything as it is: nothing starts, and
+    // nothing is torn down, so a Project whose integrations ran stays.
+    const inputs = read(spec, related, project.metadata.name);
+    if (!("declared" in inputs)) {
+      return { children: [...observed.map(kept), ...keptHandOvers], invalid: inputs.problem, finalized: finalizing ? observed.length === 0 : undefined };
+    }
+    const context: Context = { project: project.metadata.name, namespace, members: inputs.members };
+    if (finalizing) {
+      const plan = teardowns({ read: inputs, context, seen });
+      return { ...plan, children: [...plan.children, ...keptHandOvers] };
+    }
+    // A new Job waits for the Namespace, and for what the features before
+    // this one ask for; once any has started, none waits for them again.
+    const mayStart = active && (earlierInPlace || observed.length > 0);
     const previous = v.parse(PreviousEntries, project.status ?? {}).integrations;
-    const entries: IntegrationStatus[] = [];
-    const jobs: Job[] = [];
-    const waitingFor: string[] = [];
-    let failed: Readiness | undefined;
-    let heldBack = false;
-
-    if (!finalizing) {
-      // In the profile's order, so that each `after` is decided first. A Job
-      // once observed stays, whatever else is true now; a new one waits for
-      // the Namespace and what the features before this one ask for.
-      const mayStart = active && (earlierInPlace || observed.length > 0);
-      const phases = new Map<string, Phase>();
-      for (const integration of declared.output) {
-        const job = jobFor(integration, given(integration.name), context, "run");
-        const seen = observedJob(job);
-        const pending = integration.after.filter((name) => phases.get(name) !== "Succeeded");
-        const entry: IntegrationStatus = { name: integration.name, phase: "Waiting", job: job.metadata.name };
-        if (seen) {
-          const outcome = outcomeOf(seen.job);
-          jobs.push(job);
-          entry.phase = "done" in outcome ? "Succeeded" : "failed" in outcome ? "Failed" : "Running";
-          if ("failed" in outcome) {
-            Object.assign(entry, outcome.failed);
-            failed ??= {
-              status: "False",
-              reason: "IntegrationFailed",
-              message:
-                `Integration ${integration.name} failed: Job ${INTEGRATIONS_NAMESPACE}/${job.metadata.name} says ${sentence(outcome.failed)}` +
-                ` Once the cause is put right, run it again: ${retryCommand(projectName, integration.name, { retry: given(integration.name).retry + 1 })}`,
-            };
-          }
-        } else if (pending.length === 0 && mayStart) {
-          jobs.push(job);
-          entry.phase = "Running";
-        } else {
-          entry.message = pending.length ? `waiting for ${pending.join(", ")} to succeed` : "waiting for the Project's Namespace and access";
-          heldBack ||= pending.length === 0;
-        }
-        const outputs = reportOf(seen?.job) ?? previous.find((each) => each.name === integration.name)?.outputs;
-        if (outputs) entry.outputs = outputs;
-        if (entry.phase !== "Succeeded" && entry.phase !== "Failed") waitingFor.push(job.metadata.name);
-        phases.set(integration.name, entry.phase);
-        entries.push(entry);
-      }
-      const handOvers = mayStart ? declared.output.filter((each) => each.handsOverSecret).flatMap((each) => handOver(namespace, each.serviceAccount)) : keptHandOvers;
-      const done = entries.filter((entry) => entry.phase === "Succeeded").map((entry) => entry.name);
-      return {
-        children: [...jobs, ...handOvers],
-        status: entries.length ? { integrations: entries } : undefined,
-        failed,
-        waiting: { reason: "WaitingForIntegrations", notYet: waitingFor.map((name): [string, string] => ["Job", name]), toBe: "complete" },
-        heldBack: heldBack ? "integrations start once they are in place" : undefined,
-        ready: done.length === declared.output.length && done.length ? `, and integrations ${done.join(", ")} done` : undefined,
-      };
-    }
-
-    // Finalizing: every Job that ran stays as the record of what was made,
-    // and the teardowns run last first: one only once each integration that
-    // runs after it has torn down, and once its own Jobs have finished.
-    const tornDown = new Set<string>();
-    for (const integration of [...declared.output].reverse()) {
-      const supply = given(integration.name);
-      const dependents = declared.output.filter((each) => each.after.includes(integration.name)).map((each) => each.name);
-      if (!integration.teardown || supply.skipTeardown || !ran(integration.name)) {
-        tornDown.add(integration.name);
-        if (ran(integration.name)) {
-          entries.unshift({ name: integration.name, phase: "TornDown", message: integration.teardown ? "teardown skipped: what it made stays" : "it has no teardown" });
-        }
-        continue;
-      }
-      const job = jobFor(integration, supply, context, "teardown");
-      const seen = observedJob(job);
-      const entry: IntegrationStatus = { name: integration.name, phase: "TearingDown", job: job.metadata.name };
-      const running = observed.filter((each) => each.integration === integration.name && each.action === "run" && "running" in outcomeOf(each.job));
-      const pending = dependents.filter((name) => !tornDown.has(name));
-      if (seen) {
-        const outcome = outcomeOf(seen.job);
-        jobs.push(job);
-        if ("done" in outcome) {
-          entry.phase = "TornDown";
-          tornDown.add(integration.name);
-        } else if ("failed" in outcome) {
-          Object.assign(entry, { phase: "Failed", ...outcome.failed });
-          failed ??= {
-            status: "False",
-            reason: "TeardownFailed",
-            message:
-              `The teardown of integration ${integration.name} failed: Job ${INTEGRATIONS_NAMESPACE}/${job.metadata.name} says ${sentence(outcome.failed)}` +
-              ` Project ${projectName} stays until it completes. Run it again once the cause is put right: ${retryCommand(projectName, integration.name, { retry: supply.retry + 1 })};` +
-              ` or let the Project go without it, leaving what it made: ${retryCommand(projectName, integration.name, { skipTeardown: true })}`,
-          };
-        }
-      } else if (pending.length === 0 && running.length === 0) {
-        jobs.push(job);
-      } else {
-        entry.message = `waiting for ${[...pending.map((name) => `${name} to tear down`), ...running.map((each) => `Job ${each.name} to finish`)].join(", ")}`;
-      }
-      if (!tornDown.has(integration.name)) waitingFor.push(job.metadata.name);
-      entries.unshift(entry);
-    }
-    return {
-      children: [...observed.filter((each) => each.action === "run").map(kept), ...jobs, ...keptHandOvers],
-      status: entries.length ? { integrations: entries } : undefined,
-      failed,
-      waiting: { reason: "TearingDown", notYet: waitingFor.map((name): [string, string] => ["Job", name]), toBe: "complete" },
-      finalized: declared.output.every((integration) => tornDown.has(integration.name)),
-    };
+    const plan = runs({ read: inputs, context, seen, mayStart, previous });
+    const handOvers = mayStart ? inputs.declared.filter((each) => each.handsOverSecret).flatMap((each) => handOver(namespace, each.serviceAccount)) : keptHandOvers;
+    return { ...plan, children: [...plan.children, ...handOvers] };
   },
 };

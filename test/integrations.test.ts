@@ -195,7 +195,8 @@ describe("integrations: failures and runs again", () => {
 
   test("a report that is not a few short strings is not shown", () => {
     const first = sync(shop(), active(), profiled(), at);
-    for (const report of ["not json", '{"token":{"nested":true}}', '["a"]', `{"url":"${"x".repeat(513)}"}`]) {
+    const nine = JSON.stringify(Object.fromEntries(Array.from({ length: 9 }, (_, index) => [`key${index}`, "x"])));
+    for (const report of ["not json", '{"token":{"nested":true}}', '["a"]', `{"url":"${"x".repeat(513)}"}`, nine]) {
       const children = observed(active(), [[jobFor(first, "repository"), "complete"]]);
       (children[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).metadata.annotations[OUTPUTS_ANNOTATION] = report;
       assert.equal(statusOf(sync(shop(), children, profiled(), at))[0]?.outputs, undefined, report);
@@ -356,6 +357,16 @@ describe("integrations: teardown when the Project is deleted", () => {
   });
 });
 
+describe("integrations: nothing outside its own places is the Project's", () => {
+  test("a Job labelled as the Project's outside project-integrations is named as a stray and left out, so Metacontroller deletes it", () => {
+    const planted = { apiVersion: "batch/v1", kind: "Job", metadata: { name: "shop-miner", namespace: "kube-system", labels: { [LABELS.integration]: "tracker", [LABELS.action]: "run" } } } as Job;
+    const answer = sync(shop(), observed(settled(), [[planted, "running"]]), profiled(), at);
+    assert.equal(verdict(answer).reason, "RemovingStrayChildren");
+    assert.match(verdict(answer).message, /^Job kube-system\/shop-miner carry this Project's controller-uid label outside Namespace proj-shop/);
+    assert.ok(!jobsIn(answer).some((job) => job.metadata.name === "shop-miner"));
+  });
+});
+
 describe("integrations: names", () => {
   test("a Job's name fits the Job controller's job-name label, however long the Project's name, and differs with its inputs", () => {
     const longest = "p".repeat(58);
@@ -365,6 +376,7 @@ describe("integrations: names", () => {
     }
     assert.notEqual(jobNameFor(PROJECT, "tracker", "run", { revision: 1 }), jobNameFor(PROJECT, "tracker", "run", { revision: 2 }));
     assert.notEqual(jobNameFor(PROJECT, "tracker", "run", {}), jobNameFor(PROJECT, "tracker", "teardown", {}));
+    assert.notEqual(jobNameFor(longest, "tracker", "run", {}), jobNameFor(longest, "tracker", "teardown", {}), "where the names are cut short");
   });
 
   test("the names spelled here are sync.ts's and the guardrails'", () => {
