@@ -215,9 +215,11 @@ if (import.meta.filename === process.argv[1]) {
     await editTheProfile(selector, settled); // feature: guardrails
   } finally {
     kubelet.abort();
+    const beforeDeleting = await costs();
     const deleting = Date.now();
     await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", "--timeout=600s"], undefined, never);
+    console.log(`deleted the run's ${count} Projects in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
+    report("deleting them", beforeDeleting, await settledCosts());
     for (const object of created.reverse()) await kubectl(["delete", "-f", "-"], stringify(object), never);
-    console.log(`deleted the run's ${count} Projects and ${created.length} objects they needed in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
   }
 }
