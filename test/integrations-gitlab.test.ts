@@ -102,7 +102,7 @@ function gitlabStandIn() {
 
 /** The API server, as far as the programs use it: their Job's annotation, and the one Secret. */
 function kubernetesStandIn() {
-  const state = { calls: [] as Call[], secrets: new Map<string, any>(), jobAnnotations: new Map<string, Record<string, string>>() };
+  const state = { calls: [] as Call[], secrets: new Map<string, any>(), jobAnnotations: new Map<string, Record<string, string>>(), refusingSecrets: false };
   const handle = (request: IncomingMessage, body: any, reply: (status: number, body?: unknown) => void) => {
     const path = request.url ?? "/";
     state.calls.push({ method: request.method ?? "", path, ...(body === undefined ? {} : { body }) });
@@ -117,6 +117,7 @@ function kubernetesStandIn() {
       const key = `${match[1]}/${match[2] ?? body?.metadata?.name}`;
       const stored = state.secrets.get(key);
       if (request.method === "GET") return stored ? reply(200, stored) : reply(404, { kind: "Status", code: 404 });
+      if (state.refusingSecrets) return reply(403, { kind: "Status", code: 403, message: "secrets is forbidden" });
       if (request.method === "POST" && stored) return reply(409, { kind: "Status", code: 409 });
       if (request.method === "PUT" && !stored) return reply(404, { kind: "Status", code: 404 });
       const data = Object.fromEntries(Object.entries<string>(body.stringData).map(([name, value]) => [name, Buffer.from(value).toString("base64")]));
@@ -307,6 +308,16 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
     const secret = kubernetes.state.secrets.get("proj-shop/gitlab-runner");
     assert.equal(Buffer.from(secret.data.id, "base64").toString(), "500");
     assert.ok(kubernetes.state.calls.some((call) => call.method === "PUT"), "the Secret is replaced, not created twice");
+  });
+
+  test("a runner whose token cannot be handed over is deleted again, and the run fails saying why", async () => {
+    await run("gitlab-repository", "run");
+    kubernetes.state.refusingSecrets = true;
+    const result = await run("gitlab-runner", "run");
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /POST \/api\/v1\/namespaces\/proj-shop\/secrets answered 403/);
+    assert.equal(gitlab.state.runners.size, 0);
+    assert.ok(!result.stderr.includes("glrt-secret"), "the token is in no log");
   });
 
   test("the runner's teardown deletes the runner it handed over", async () => {
