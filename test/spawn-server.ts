@@ -3,6 +3,7 @@
 // broken webhook fails the run with a message instead of hanging it.
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { once } from "node:events";
+import { setTimeout as delay } from "node:timers/promises";
 import { readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -67,7 +68,15 @@ export function spawnChild(command: string[], env: Record<string, string | undef
   };
   child.stdout.on("data", collect);
   child.stderr.on("data", collect);
-  const exit = once(child, "exit").then(([code]) => code as number | null);
+  // A process can exit before its last output is read (seen on a busy CI
+  // run: an exit code of 0 and no output yet). So the exit counts once its
+  // output has ended too, or a moment later if a process it started keeps
+  // that open.
+  const ended = Promise.all([once(child.stdout, "close"), once(child.stderr, "close")]);
+  const exit = once(child, "exit").then(async ([code]) => {
+    await Promise.race([ended, delay(2000, undefined, { ref: false })]);
+    return code as number | null;
+  });
   const kill = () => {
     try {
       if (child.pid) process.kill(-child.pid, "SIGKILL");
