@@ -442,6 +442,8 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
   // time would make Metacontroller loop forever. The first problem found, in
   // the order a user would fix them, is the one reported.
   const generation = parent.metadata.generation;
+  // Two features may share a group (RoleBindings, say): what either asks for is no feature's left over.
+  const asked = new Set(plans.flatMap((plan) => plan.children).map((child) => `${child.kind}.${child.apiVersion} ${keyOf(child)}`));
   const otherNamespaces = Object.keys(observed).filter((observedName) => observedName !== name);
   const readiness =
     refusal ??
@@ -450,7 +452,7 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
     plans.find((plan) => plan.unavailable)?.unavailable ??
     namespaceNotReady(name, observed[name]) ??
     removingStrays(name, strays) ??
-    FEATURES.reduce<Readiness | undefined>((found, feature, index) => found ?? progressOf(name, feature, plans, index, children), undefined) ??
+    FEATURES.reduce<Readiness | undefined>((found, feature, index) => found ?? progressOf(name, feature, plans, index, children, asked), undefined) ??
     activeWith(name, plans, otherNamespaces);
   const status: ProjectStatus = {
     namespaces: Object.keys(observed).length,
@@ -530,15 +532,13 @@ function observedChild(children: ObservedChildren, child: Child) {
 // A feature is in place when it has nothing to remake, everything it asks
 // for is as it asks, and nothing is left of its kinds that it no longer asks
 // for. What later features hold back until then is said with it.
-function progressOf(name: string, feature: Feature, plans: Plan[], index: number, children: ObservedChildren): Readiness | undefined {
+function progressOf(name: string, feature: Feature, plans: Plan[], index: number, children: ObservedChildren, asked: Set<string>): Readiness | undefined {
   const plan = plans[index]!;
   if (plan.remaking || plan.failed || !plan.waiting) return plan.remaking ?? plan.failed;
   const { reason, notYet, toBe } = plan.waiting;
-  // Two features may share a group (RoleBindings, say): what either asks for is not left over.
-  const wanted = new Set(plans.flatMap((each) => each.children).map((child) => `${child.kind}.${child.apiVersion} ${keyOf(child)}`));
   const leftOver = Object.keys(feature.children).flatMap((group) =>
     Object.keys(children[group] ?? {})
-      .filter((key) => !wanted.has(`${group} ${key}`))
+      .filter((key) => !asked.has(`${group} ${key}`))
       .map((key): [string, string] => [kindOf(group), key.slice(key.indexOf("/") + 1)]),
   );
   if (notYet.length === 0 && leftOver.length === 0) return undefined;
