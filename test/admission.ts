@@ -2,7 +2,8 @@
 // a policy its request: the core's and each feature's tests share it.
 import assert from "node:assert/strict";
 import { GROUP, PARENT, VERSION } from "../sync.ts";
-import type { AdmissionRequest } from "./cel.ts";
+import * as v from "valibot";
+import { schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { readManifest } from "./manifest.ts";
 
 export const { objects, find } = readManifest();
@@ -51,4 +52,13 @@ export function annotatedAsTold(object: any, message: unknown) {
   const annotate = / (\S+)=(true)$/.exec(String(message));
   assert.ok(annotate, String(message));
   return { ...object, metadata: { ...object.metadata, annotations: { other: "x", [annotate[1] ?? ""]: annotate[2] } } };
+}
+
+/** The CRD's schema and sync's on one value: each admits it exactly when it breaks no rule. Returns what each said, for the rule's wording. */
+export function assertJudgedAlike(crdSchema: any, path: string, schema: v.GenericSchema, value: unknown, breaks: boolean) {
+  const admission = schemaErrors(crdSchema, value, path);
+  const checked = v.safeParse(schema, value);
+  assert.equal(admission.length === 0, !breaks, `CRD: ${admission.join("; ")}`);
+  assert.equal(checked.success, !breaks, `sync: ${checked.issues?.map((issue) => issue.message).join("; ")}`);
+  return { admission, issues: checked.issues ?? [] };
 }

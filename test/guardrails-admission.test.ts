@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 import * as v from "valibot";
 import { API_VERSION, GROUP } from "../sync.ts";
 import { COUNTED_RESOURCES, DEFAULT_PROFILE, MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, POD_SECURITY_LEVELS, PROFILE, PROFILE_RULES, ProfileSpec, QUALIFIED_QUOTA_RESOURCE, QUANTITY, QUOTA_RESOURCES, compareQuantities, profileNameOf } from "../features/guardrails.ts";
-import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema } from "./admission.ts";
+import { annotatedAsTold, assertBoundToDeny, assertJudgedAlike, crd, deleting, find, objects, policyNamed, projectSchema } from "./admission.ts";
 import { admit, schemaErrors } from "./cel.ts";
 import { PROFILE_CASES } from "./guardrails-cases.ts";
 import { assertCrdSpells } from "./manifest.ts";
@@ -27,12 +27,9 @@ describe("admission: profiles are admitted by the rules sync applies", () => {
 
   for (const { what, spec, breaks } of PROFILE_CASES) {
     test(`admission and sync agree that ${what} ${breaks ? `breaks the rule: ${PROFILE_RULES[breaks]}` : "is a profile"}`, () => {
-      const admission = schemaErrors(profileSpecSchema, spec, "spec");
-      const checked = v.safeParse(ProfileSpec, spec);
-      assert.equal(admission.length === 0, !breaks, `CRD: ${admission.join("; ")}`);
-      assert.equal(checked.success, !breaks, `sync: ${checked.issues?.map((issue) => issue.message).join("; ")}`);
+      const { admission, issues } = assertJudgedAlike(profileSpecSchema, "spec", ProfileSpec, spec, Boolean(breaks));
       if (!breaks) return;
-      assert.ok(checked.issues?.some((issue) => issue.message === PROFILE_RULES[breaks]), "sync says which rule");
+      assert.ok(issues.some((issue) => issue.message === PROFILE_RULES[breaks]), "sync says which rule");
       // What the CRD says in CEL is the rule broken, in sync's words; the
       // rest are Kubernetes' own type, enum, pattern and size messages.
       const ownWords = /: (must be an? \w+|must have at most \d+ \w+|unsupported value .*|should match '.*'|longer than \d+)$/;
