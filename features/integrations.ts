@@ -42,6 +42,8 @@ export const ROLE_BINDINGS = "RoleBinding.rbac.authorization.k8s.io/v1";
 export const LABELS = { project: "agrrh.com/project", integration: "agrrh.com/integration", action: "agrrh.com/action" } as const;
 /** Where a Job's program reports what users should see (a repository's URL): a JSON object of strings. */
 export const OUTPUTS_ANNOTATION = "agrrh.com/outputs";
+/** The one container of an integration's Pod. */
+export const CONTAINER = "integration";
 /** What sync tells every program, besides the profile's `env`, which may not use these names. */
 export const RESERVED_ENV = ["PROJECT", "PROJECT_NAMESPACE", "INTEGRATION", "ACTION", "JOB_NAME", "SERVICE_ACCOUNT", "PARAMETERS", "MEMBERS"] as const;
 
@@ -246,7 +248,7 @@ function jobFor(integration: Integration, supplied: Supplied, context: Context, 
           securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } },
           containers: [
             {
-              name: "integration",
+              name: CONTAINER,
               image: integration.image,
               command: integration.command,
               env: Object.entries(env).map(([key, value]) => ({ name: key, value })),

@@ -31,7 +31,7 @@ import { API_VERSION, GROUP, PARENT, PROJECT_NAME_RULE, namespaceNameFor } from 
 import { DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
-import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
+import { CONTAINER, INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -149,6 +149,14 @@ function clusterRoleBinding(name: string, role: string, subject: { kind: "User" 
     subjects: [{ apiGroup: "rbac.authorization.k8s.io", ...subject }],
   };
 }
+
+// feature: integrations
+/** The status a kubelet writes of an integration's Pod that ended, which the Job controller reads: none runs on the local control plane. */
+export function endedPod(outcome: "Succeeded" | "Failed", image: string) {
+  const terminated = outcome === "Succeeded" ? { exitCode: 0, reason: "Completed" } : { exitCode: 1, reason: "Error" };
+  return { status: { phase: outcome, containerStatuses: [{ name: CONTAINER, image, imageID: "", ready: false, restartCount: 0, state: { terminated } }] } };
+}
+// end feature: integrations
 
 class Skip extends Error {}
 class Refusal extends Error {}
@@ -1014,10 +1022,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         pod = await must(["get", "pods", "-n", INTEGRATIONS_NAMESPACE, "-l", `batch.kubernetes.io/job-name=${job}`, "-o", "jsonpath={.items[0].metadata.name}"]);
         return pod !== "";
       });
-      const exitCode = outcome === "Succeeded" ? 0 : 1;
-      const terminated = { exitCode, reason: outcome === "Succeeded" ? "Completed" : "Error" };
-      const status = { phase: outcome, containerStatuses: [{ name: "integration", image: IMAGE, imageID: "", ready: false, restartCount: 0, state: { terminated } }] };
-      await must(["-n", INTEGRATIONS_NAMESPACE, "patch", "pod", pod, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status })]);
+      await must(["-n", INTEGRATIONS_NAMESPACE, "patch", "pod", pod, "--subresource=status", "--type=merge", "-p", JSON.stringify(endedPod(outcome, IMAGE))]);
       await must(["-n", INTEGRATIONS_NAMESPACE, "wait", `job/${job}`, `--for=condition=${outcome === "Succeeded" ? "Complete" : "Failed"}`, `--timeout=${TIMEOUT}`]);
     }
     const asIntegration = ["--as", `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:${RUNNER_IDENTITY}`, "--as-group", "system:serviceaccounts"];

@@ -24,6 +24,8 @@ import { stringify } from "yaml";
 import { API_VERSION, GROUP, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { kubectlProcess } from "./e2e.ts";
+import { endedPod } from "./e2e.ts"; // feature: integrations
+import { INTEGRATIONS_NAMESPACE, LABELS } from "../features/integrations.ts"; // feature: integrations
 
 const count = Number(process.argv[2] ?? "100");
 const run = `scale-${randomBytes(3).toString("hex")}`;
@@ -31,6 +33,8 @@ const kubectl = kubectlProcess(process.env["KUBECTL"] || undefined);
 const never = new AbortController().signal;
 const DEADLINE_MS = 900_000;
 const RUN_LABEL = `${GROUP}/scale-run`;
+/** An image no node pulls: where no kubelet runs, the run plays it. */
+const IMAGE = "registry.invalid/scale:1"; // feature: integrations
 
 /**
  * What a run creates: what its Projects need first (the features' objects,
@@ -57,7 +61,7 @@ export function runObjects(run: string, count: number, integrations = 0) {
   // feature: integrations
   const steps = Array.from({ length: integrations }, (_, index) => ({
     name: `step-${index}`,
-    image: "registry.invalid/scale:1",
+    image: IMAGE,
     command: ["true"],
     serviceAccount: "gitlab-repository",
     retries: 0,
@@ -170,12 +174,11 @@ async function editTheProfile(selector: string, settled: Costs) {
 // feature: integrations
 /** Until stopped: every Pod of the run's Jobs that has not ended succeeds, as a kubelet would report it. */
 async function playTheKubelet(stop: AbortSignal) {
-  const terminated = { exitCode: 0, reason: "Completed" };
-  const status = { phase: "Succeeded", containerStatuses: [{ name: "integration", image: "registry.invalid/scale:1", imageID: "", ready: false, restartCount: 0, state: { terminated } }] };
+  const ended = JSON.stringify(endedPod("Succeeded", IMAGE));
   while (!stop.aborted) {
-    const { items } = JSON.parse(await must(["get", "pods", "-n", "project-integrations", "--field-selector=status.phase=Pending", "-o", "json"]));
-    for (const pod of items.filter((item: any) => item.metadata.labels?.[`${GROUP}/${PARENT.singular}`]?.startsWith(`${run}-`))) {
-      await kubectl(["-n", "project-integrations", "patch", "pod", pod.metadata.name, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status })], undefined, never);
+    const { items } = JSON.parse(await must(["get", "pods", "-n", INTEGRATIONS_NAMESPACE, "--field-selector=status.phase=Pending", "-o", "json"]));
+    for (const pod of items.filter((item: any) => item.metadata.labels?.[LABELS.project]?.startsWith(`${run}-`))) {
+      await kubectl(["-n", INTEGRATIONS_NAMESPACE, "patch", "pod", pod.metadata.name, "--subresource=status", "--type=merge", "-p", ended], undefined, never);
     }
     await sleep(500);
   }
