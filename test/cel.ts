@@ -9,7 +9,8 @@
 // policies read `namespace` by that name, a custom resource's and a
 // RoleBinding subject's alike); this converter renames map keys too, which
 // the manifest's rules never read by a keyword.
-import { CelScalar, celFunc, celMethod, run } from "@bufbuild/cel";
+import { CelScalar, celFunc, celMethod, listType, run } from "@bufbuild/cel";
+import { strings } from "@bufbuild/cel/ext";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type CelInput = Parameters<typeof run>[1] extends Record<string, infer Value> | undefined ? Value : never;
@@ -70,15 +71,24 @@ const KUBERNETES_QUANTITY_LIBRARY = [
   }),
 ];
 
+// Kubernetes' regex library, as far as the manifest uses it: every match, in
+// order. RE2 and JavaScript agree on the classes the manifest writes.
+const KUBERNETES_REGEX_LIBRARY = [
+  celMethod("findAll", CelScalar.STRING, [CelScalar.STRING], listType(CelScalar.STRING), function (pattern) {
+    return [...this.matchAll(new RegExp(pattern, "g"))].map((match) => match[0]);
+  }),
+];
+
 /** The value of a CEL expression with the given variables (`self`, `oldObject`, …) bound. */
 export function evaluateCel(expression: string, variables: Record<string, Json | CelInput | undefined>): unknown {
   const bound = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, toCel(value ?? null)]));
-  return run(expression, bound, { funcs: KUBERNETES_QUANTITY_LIBRARY });
+  return run(expression, bound, { funcs: [...KUBERNETES_QUANTITY_LIBRARY, ...strings, ...KUBERNETES_REGEX_LIBRARY] });
 }
 
 /**
  * What the API server would say against a value under a CRD's structural
  * schema, as far as the CRDs use it: type, required, enum, pattern, lengths,
+ * integer bounds,
  * maxItems, maxProperties, additionalProperties,
  * then the x-kubernetes-validations rules of each level that passed those.
  * An empty list means admitted.
@@ -115,6 +125,11 @@ export function schemaErrors(schema: any, value: unknown, path = "self"): string
       break;
     case "boolean":
       if (typeof value !== "boolean") return [`${path}: must be a boolean`];
+      break;
+    case "integer":
+      if (!Number.isInteger(value)) return [`${path}: must be an integer`];
+      if (schema.minimum !== undefined && (value as number) < schema.minimum) fail(`should be greater than or equal to ${schema.minimum}`);
+      if (schema.maximum !== undefined && (value as number) > schema.maximum) fail(`should be less than or equal to ${schema.maximum}`);
       break;
   }
   if (errors.length > 0) return errors;
