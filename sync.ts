@@ -19,6 +19,7 @@
  */
 import * as v from "valibot";
 import { annotationLimits } from "./features/annotation-limits.ts"; // feature: annotation-limits
+import { budget } from "./features/budget.ts"; // feature: budget
 import { deletionProtection } from "./features/deletion-protection.ts"; // feature: deletion-protection
 import { guardrails } from "./features/guardrails.ts"; // feature: guardrails
 import { integrations } from "./features/integrations.ts"; // feature: integrations
@@ -43,6 +44,7 @@ export const NAMESPACE_PREFIX = "proj-";
 // reasons. Their order is the order of their children in the answer, and of
 // their problems in Ready. A feature may hold back its children until those
 // of the features before it are in place, as members wait for guardrails:
+//   - budget: a Project beyond its requester's budget gets nothing;
 //   - annotation limits: a description too large for the Namespace is
 //     refused, not sent to an API server that would refuse it;
 //   - deletion protection: the Namespace stays while the Project says so;
@@ -55,6 +57,7 @@ export const NAMESPACE_PREFIX = "proj-";
 // `npm run take-away -- <feature>` takes one away, with everything marked
 // as its own across the repository (README's "Make it your own").
 export const FEATURES: Feature[] = [
+  budget, // feature: budget
   annotationLimits, // feature: annotation-limits
   deletionProtection, // feature: deletion-protection
   guardrails, // feature: guardrails
@@ -247,8 +250,12 @@ export type SyncResponse = {
   finalized?: boolean;
 };
 
-/** Objects picked by name, the one kind of rule this controller needs. */
-export type RelatedResourceRule = { apiVersion: string; resource: string; names: string[] };
+/** Objects picked by name, or by their labels as a Kubernetes label selector picks them. */
+export type LabelSelector = {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: "In" | "NotIn" | "Exists" | "DoesNotExist"; values?: string[] }[];
+};
+export type RelatedResourceRule = { apiVersion: string; resource: string } & ({ names: string[] } | { labelSelector: LabelSelector });
 export type CustomizeResponse = { relatedResources: RelatedResourceRule[] };
 
 // What a feature is given and gives back. A feature imports nothing but
@@ -288,7 +295,7 @@ export type Plan = {
   status?: Record<string, unknown>;
   /** The spec breaks the feature's rules: reported before the Namespace's own state. */
   invalid?: Readiness;
-  /** What the spec names cannot be read: the Namespace is kept as observed, and not created. */
+  /** What the Project needs cannot be had (a profile that cannot be read, a budget spent): the Namespace is kept as observed, and not created. */
   unavailable?: Readiness;
   /** Why `remake` is not empty, where the person who caused it should hear it. */
   remaking?: Readiness;

@@ -89,7 +89,7 @@ describe("admission: a stray delete keeps the install", () => {
   });
 
   test("every admission policy and binding carries the finalizer the deliberate uninstall removes, so that a stray delete leaves them enforcing", () => {
-    const guards = objects.filter((object) => object.kind.startsWith("ValidatingAdmissionPolicy"));
+    const guards = objects.filter((object) => /^(Validating|Mutating)AdmissionPolicy/.test(object.kind));
     assert.ok(guards.length > 0);
     for (const guard of guards) assert.deepEqual(guard.metadata.finalizers, ["agrrh.com/uninstall-deliberately"], guard.metadata.name);
   });
@@ -261,7 +261,7 @@ describe("admission: a Project's objects are Metacontroller's", () => {
 
 
 describe("admission: whom the guards trust", () => {
-  const guards = objects.filter((object) => object.kind === "ValidatingAdmissionPolicy" && object.spec.paramKind);
+  const guards = objects.filter((object) => object.kind === "ValidatingAdmissionPolicy" && object.spec.paramKind?.kind === "ConfigMap");
 
   test("every guard that trusts a controller reads it from the one ConfigMap, bound to deny when it is missing", () => {
     assert.deepEqual(

@@ -39,7 +39,7 @@ describe("guardrails: the names", () => {
 
   test("customize asks for the Project's profile by name, default unless it names one, so that every edit of it syncs the Project", () => {
     assert.deepEqual(customize(project("test")).relatedResources.at(-1), { apiVersion: API_VERSION, resource: PROFILE.plural, names: ["default"] });
-    assert.deepEqual(customize(project("test", { spec: { profile: "gold" } })).relatedResources.at(-1)?.names, ["gold"]);
+    assert.deepEqual(customize(project("test", { spec: { profile: "gold" } })).relatedResources.at(-1), { apiVersion: API_VERSION, resource: PROFILE.plural, names: ["gold"] });
   });
 });
 
@@ -211,7 +211,7 @@ describe("guardrails from the Project's profile", () => {
     const answer = sync(shop({ profile: "large" }), active(), related({}, { default: team, large }), at);
     assert.deepEqual(quotaIn(answer)?.spec.hard, { pods: "100" });
     assert.equal(quotaIn(answer)?.metadata.labels[PROFILE_LABEL], "large");
-    assert.deepEqual(customize(shop({ profile: "large" })).relatedResources[1], { apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: ["large"] });
+    assert.deepEqual(customize(shop({ profile: "large" })).relatedResources.find((rule) => rule.resource === "projectprofiles"), { apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: ["large"] });
   });
 
   test("a new Project naming a profile that does not exist gets no Namespace, and says why", () => {

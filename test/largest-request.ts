@@ -15,7 +15,8 @@
 //   (its label, owner reference, managed fields, and its copy of what it
 //   applied). Nobody else writes them: k8s.yaml's ownership guard.
 // - Related: the same Namespace again, and what the features watch (the
-//   default profile as `kubectl apply` stores it).
+//   default profile and budget as `kubectl apply` stores them; the Project
+//   has no requester, whose other Projects would come too).
 // - The CompositeController, as `kubectl apply` stores it.
 // Objects that only cluster admins write (a profile, the CompositeController)
 // are taken as k8s.yaml ships them: docs/operating.md says when to raise the
@@ -23,6 +24,7 @@
 import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
 import { DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
 import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
+import { BUDGET, BUDGETS, SIBLINGS } from "../features/budget.ts"; // feature: budget
 import { GROUP_OF_KIND } from "./helpers.ts";
 import { CLIENT_SIDE_APPLY_ANNOTATION, goJson, readManifest } from "./manifest.ts";
 
@@ -101,6 +103,12 @@ function largestSpec() {
 export function largestLegalRequest() {
   const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };
   related[PROFILES] = { [DEFAULT_PROFILE]: appliedByKubectl(find(PROFILE.kind, DEFAULT_PROFILE)) }; // feature: guardrails
+  // feature: budget
+  // A Project with a requester brings their other Projects too, each up to
+  // this size again: docs/budget.md says what that costs, and whom.
+  related[BUDGETS] = { [BUDGET.name]: appliedByKubectl(find(BUDGET.kind, BUDGET.name)) };
+  related[SIBLINGS] = {};
+  // end feature: budget
   const parent: Project & { metadata: any } = {
     apiVersion: API_VERSION,
     kind: PARENT.kind,

@@ -269,9 +269,9 @@ describe("admission: self-service Projects", () => {
   });
   // end feature: guardrails
 
-  test("the requester role reads Projects and profiles, writes Projects only as the policy allows, uses the default profile, and the policy is bound to deny", () => {
+  test("the requester role reads a Project by name and never lists them, writes Projects only as the policy allows, uses the default profile, and the policy is bound to deny", () => {
     assert.deepEqual(requester.rules, [
-      { apiGroups: ["agrrh.com"], resources: ["projects"], verbs: ["create", "get", "list", "watch", "update", "patch", "delete"] },
+      { apiGroups: ["agrrh.com"], resources: ["projects"], verbs: ["create", "get", "update", "patch", "delete"] },
       // feature: guardrails
       { apiGroups: ["agrrh.com"], resources: ["projectprofiles"], verbs: ["get", "list", "watch"] },
       { apiGroups: ["agrrh.com"], resources: ["projectprofiles"], resourceNames: [DEFAULT_PROFILE], verbs: ["use"] },
