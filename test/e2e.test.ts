@@ -14,6 +14,7 @@ import { parse, parseAllDocuments } from "yaml";
 import { describeObject, kubectlProcess, runE2e as run, type E2eOptions, type Kubectl } from "./e2e.ts";
 import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
+import { BUDGET } from "../features/budget.ts"; // feature: budget
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { readManifest } from "./manifest.ts";
 import { runObjects } from "./scale.ts";
@@ -155,11 +156,12 @@ describe("e2e: touches only what it creates", () => {
     const lifts = calls.filter((call) => ["patch", "annotate"].includes(verb(call))).map((call) => `${verb(call)} ${call.objects[0] ?? call.args.slice(1, 3).join(" ")}`);
     // Newest first: the Project, then k8s.yaml backwards.
     const guarded = [...manifest.objects].reverse().flatMap((object) => {
-      if (object.kind.startsWith("ValidatingAdmissionPolicy")) return [`patch ${describeObject(object)}`];
+      if (/^(Validating|Mutating)AdmissionPolicy/.test(object.kind)) return [`patch ${describeObject(object)}`];
       if (object.kind === "CompositeController") return [`patch ${describeObject(object)}`]; // feature: integrations
       const kept =
         object.kind === "CustomResourceDefinition" ||
         object.kind === PROFILE.kind || // feature: guardrails
+        object.kind === BUDGET.kind || // feature: budget
         (object.kind === "Namespace" && object.metadata.name === CONTROLLER_NAMESPACE) ||
         (object.kind === "Namespace" && object.metadata.name === INTEGRATIONS_NAMESPACE) || // feature: integrations
         (object.kind === "ConfigMap" && object.metadata.name === TRUSTED_CONTROLLERS);
@@ -339,4 +341,14 @@ describe("scale: finds and deletes exactly what it creates", () => {
     for (const object of prerequisites) assert.equal(object.metadata.name, "scale-abc123", `${object.kind} is the run's own`);
     assert.equal(projects[0]?.spec["profile"], "scale-abc123", "the Projects name the run's own profile"); // feature: guardrails
   });
+
+  // feature: budget
+  test("with requesters, each Project lists its creator as an admin, and the run's budget gives each exactly their share", () => {
+    const { prerequisites, projects, creators } = runObjects("scale-abc123", 5, 0, 2);
+    assert.deepEqual(creators, ["scale-abc123-dev-0", "scale-abc123-dev-0", "scale-abc123-dev-0", "scale-abc123-dev-1", "scale-abc123-dev-1"]);
+    projects.forEach((project, index) => assert.ok((project.spec["members"] as { name: string; role: string }[]).some((member) => member.name === creators[index] && member.role === "admin")));
+    const budget = prerequisites.find((object) => object.kind === BUDGET.kind) as { spec: { groups: { group: string; projects: number }[] } };
+    assert.deepEqual(budget.spec.groups, [{ group: "scale-abc123-devs", projects: 3 }]);
+  });
+  // end feature: budget
 });

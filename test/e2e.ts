@@ -32,6 +32,7 @@ import { DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
+import { BUDGET, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_LABEL, compareTickets } from "../features/budget.ts"; // feature: budget
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -105,7 +106,7 @@ const CRDS = {
 };
 
 // The role an admin binds to the people who may request Projects.
-const REQUESTER_ROLE = manifestObjects(undefined).find((object) => object.kind === "ClusterRole")?.metadata.name ?? ""; // feature: members
+export const REQUESTER_ROLE = manifestObjects(undefined).find((object) => object.kind === "ClusterRole")?.metadata.name ?? ""; // feature: members
 
 // k8s.yaml's guard on what its install keeps, read from k8s.yaml: its
 // refusals end with the command that lifts it, and it keeps the CRDs, the
@@ -124,11 +125,12 @@ const TRUSTED_CONTROLLERS = (manifestObjects(undefined).find((object: any) => ob
 const keptUntilAnnotated = (object: KubeObject) =>
   object.kind === "CustomResourceDefinition" ||
   object.kind === PROFILE.kind || // feature: guardrails
+  object.kind === BUDGET.kind || // feature: budget
   (object.kind === "Namespace" && object.metadata.name === INSTALL_NAMESPACE) ||
   (object.kind === "Namespace" && object.metadata.name === INTEGRATIONS_NAMESPACE) || // feature: integrations
   (object.kind === "ConfigMap" && object.metadata.namespace === INSTALL_NAMESPACE && object.metadata.name === TRUSTED_CONTROLLERS);
 // Every admission policy and binding carries a finalizer that only a deliberate uninstall removes.
-const heldByFinalizer = (object: KubeObject) => object.kind.startsWith("ValidatingAdmissionPolicy");
+const heldByFinalizer = (object: KubeObject) => /^(Validating|Mutating)AdmissionPolicy/.test(object.kind);
 
 function project(name: string, license: string): KubeObject {
   return {
@@ -1144,6 +1146,140 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
     // end feature: members
     // end feature: integrations
+    // feature: budget
+    // The budget: a developer holds at most what the ProjectBudgets give
+    // them. The run's own ProjectBudget gives its own groups more than the
+    // default, so that it changes nothing another Project relies on.
+    const SPENDERS = `e2e-${RUN}-spenders`;
+    const LEADS = `e2e-${RUN}-leads`;
+    const SPENDER = `e2e-${RUN}-spender`;
+    const LEAD = `e2e-${RUN}-lead`;
+    const asSpender = ["--as", SPENDER, "--as-group", DEVELOPERS, "--as-group", SPENDERS];
+    const asLead = ["--as", LEAD, "--as-group", DEVELOPERS, "--as-group", SPENDERS, "--as-group", LEADS];
+    type Held = { name: string; uid: string; reason?: string; message?: string; budget?: { requester: string; held: number; limit?: number; place?: number; ticket?: string; contact?: string } };
+    /** The Projects `who` created, by the label the API server recorded, with what their status says. */
+    const heldBy = async (who: string): Promise<Held[]> => {
+      const listed = JSON.parse(await must(["get", PARENT.plural, "-l", `${REQUESTER_LABEL}=${who}`, "-o", "json"]));
+      return listed.items.map((item: any) => {
+        const ready = (item.status?.conditions ?? []).find((condition: any) => condition.type === "Ready" && condition.observedGeneration === item.metadata.generation);
+        return { name: item.metadata.name, uid: item.metadata.uid, reason: ready?.reason, message: ready?.message, budget: item.status?.budget };
+      });
+    };
+    const createAs = async (identity: string[], object: KubeObject) => {
+      const result = await kubectl(["create", "-f", "-", ...identity], stringify(object));
+      if (result.ok) created.push(object);
+      return result;
+    };
+    const everyoneGets = Number(await must(["get", BUDGET.kind.toLowerCase(), BUDGET.name, "-o", "jsonpath={.spec.projects}"]));
+    if (!(everyoneGets <= 5)) skip(`ProjectBudget ${BUDGET.name} gives everyone ${everyoneGets} Projects: the budget steps create more than that`);
+    const SPENDERS_GET = everyoneGets + 1;
+    const LEADS_GET = everyoneGets + 3;
+    const runBudget: KubeObject & { spec: unknown } = {
+      apiVersion: BUDGET.apiVersion,
+      kind: BUDGET.kind,
+      metadata: { name: `e2e-${RUN}` },
+      spec: { groups: [{ group: SPENDERS, projects: SPENDERS_GET }, { group: LEADS, projects: LEADS_GET }] },
+    };
+    const spent = (limit: number) => new RegExp(`^.*${SPENDER} holds \\d+ Projects and may hold ${limit} \\(ProjectBudget ${BUDGET.name}\\), so no more can be created`, "s");
+    /** Objects Metacontroller made for the Project, anywhere: its children carry its uid. */
+    const madeFor = async (uid: string) =>
+      (await must(["get", "namespaces,clusterroles,clusterrolebindings", "-l", `controller-uid=${uid}`, "-o", "name"])).trim() +
+      (await must(["get", "jobs,rolebindings", "-A", "-l", `controller-uid=${uid}`, "-o", "name"])).trim();
+
+    await step(`43. ten Projects created at once by ${SPENDER}, whose budget is ${SPENDERS_GET}: exactly the ${SPENDERS_GET} first in line get anything, and one more is refused at create with the message`, async () => {
+      await create(runBudget);
+      const ten = Array.from({ length: 10 }, (_, n) => memberProject(`e2e-${RUN}-spend-${n}`, [{ kind: "User", name: SPENDER, role: "admin" }]));
+      const results = await Promise.all(ten.map((each) => createAs(asSpender, each)));
+      const refusedAtCreate = results.filter((result) => !result.ok);
+      for (const refusal of refusedAtCreate) assert.match(refusal.stderr, spent(SPENDERS_GET));
+      const admitted = 10 - refusedAtCreate.length;
+      assert.ok(admitted >= SPENDERS_GET, `only ${admitted} were admitted`);
+      let held: Held[] = [];
+      await eventually(`${SPENDERS_GET} of ${SPENDER}'s Projects NamespaceActive and the rest OverBudget`, async () => {
+        held = await heldBy(SPENDER);
+        return held.length === admitted && held.filter((each) => each.reason === "NamespaceActive").length === SPENDERS_GET && held.filter((each) => each.reason === "OverBudget").length === admitted - SPENDERS_GET;
+      });
+      const byTicket = [...held].sort((a, b) => compareTickets(a.budget?.ticket ?? "", b.budget?.ticket ?? ""));
+      assert.deepEqual(
+        held.filter((each) => each.reason === "NamespaceActive").map((each) => each.name).sort(),
+        byTicket.slice(0, SPENDERS_GET).map((each) => each.name).sort(),
+        "the working ones are the first in line",
+      );
+      for (const over of byTicket.slice(SPENDERS_GET)) {
+        assert.match(over.message ?? "", new RegExp(`^${SPENDER} holds ${admitted} Projects and may hold ${SPENDERS_GET} \\(ProjectBudget ${BUDGET.name}\\), so Project ${over.name}, the \\d+th of them, gets nothing: no Namespace, no access, no integrations\\..* or ask ${over.budget?.contact} for a larger budget\\.$`));
+        assert.equal(await madeFor(over.uid), "", `${over.name} got something`);
+      }
+      log(`     (${refusedAtCreate.length} of the ten refused at create; tickets in line: ${byTicket.map((each) => each.budget?.ticket).join(", ")})`);
+      const one = await createAs(asSpender, memberProject(`e2e-${RUN}-spend-more`, [{ kind: "User", name: SPENDER, role: "admin" }]));
+      assert.equal(one.ok, false, "a create at the limit was admitted");
+      assert.match(one.stderr, spent(SPENDERS_GET));
+      assert.match(one.stderr, /Delete one of them \(kubectl auth can-i --list shows those you are in\), or ask .+ for a larger budget\./);
+    });
+
+    await step(`44. ${LEAD}, also in a group with a budget of ${LEADS_GET}, gets ${SPENDERS_GET + 1}; a holder of administer is in no budget`, async () => {
+      const theirs = Array.from({ length: SPENDERS_GET + 1 }, (_, n) => memberProject(`e2e-${RUN}-lead-${n}`, [{ kind: "User", name: LEAD, role: "admin" }]));
+      for (const result of await Promise.all(theirs.map((each) => createAs(asLead, each)))) assert.equal(result.ok, true, result.stderr);
+      await eventually(`every Project of ${LEAD} NamespaceActive`, async () => {
+        const held = await heldBy(LEAD);
+        return held.length === theirs.length && held.every((each) => each.reason === "NamespaceActive" && each.budget?.limit === LEADS_GET);
+      });
+      // The admin of this run creates a Project for the spender: it counts in nobody's budget.
+      const forSpender = memberProject(`e2e-${RUN}-for-spender`, [{ kind: "User", name: SPENDER, role: "admin" }]);
+      await create(forSpender);
+      await waitForReady(forSpender.metadata.name);
+      const stored = JSON.parse(await must(["get", PARENT.singular, forSpender.metadata.name, "-o", "json"]));
+      assert.equal(stored.metadata.annotations?.[REQUESTER_ANNOTATION], undefined);
+      assert.equal(stored.status.budget, undefined);
+    });
+
+    await step(`45. lowering ${SPENDER}'s budget to ${everyoneGets} keeps their ${SPENDERS_GET} Projects with everything; a new one is refused`, async () => {
+      await must(["patch", BUDGET.kind.toLowerCase(), runBudget.metadata.name, "--type=merge", "-p", JSON.stringify({ spec: { groups: [{ group: LEADS, projects: LEADS_GET }] } })]);
+      await eventually(`${SPENDER}'s Projects say the lower limit`, async () => (await heldBy(SPENDER)).every((each) => each.budget?.limit === everyoneGets));
+      const held = await heldBy(SPENDER);
+      const working = held.filter((each) => each.reason === "NamespaceActive");
+      assert.equal(working.length, SPENDERS_GET, JSON.stringify(held.map((each) => [each.name, each.reason])));
+      for (const each of working) assert.ok((await kubectl(["get", "namespace", namespaceNameFor(each.name)])).ok, `${each.name} lost its Namespace`);
+      const refused = await createAs(asSpender, memberProject(`e2e-${RUN}-spend-after`, [{ kind: "User", name: SPENDER, role: "admin" }]));
+      assert.equal(refused.ok, false, "a create over the lowered budget was admitted");
+      assert.match(refused.stderr, spent(everyoneGets));
+    });
+
+    await step(`46. ${SPENDER} cannot get around the budget: by rewriting who created a Project, by naming a Group, by handing one over, or by naming another as its requester`, async () => {
+      const [mine] = (await heldBy(SPENDER)).filter((each) => each.reason === "NamespaceActive");
+      assert.ok(mine);
+      for (const args of [
+        ["annotate", PARENT.singular, mine.name, `${REQUESTER_ANNOTATION}=${LEAD}`, "--overwrite"],
+        ["label", PARENT.singular, mine.name, `${REQUESTER_LABEL}-`],
+        ["annotate", PARENT.singular, mine.name, `${REQUESTER_GROUPS_ANNOTATION}=${LEADS}`, "--overwrite"],
+      ]) {
+        assert.match(await refusedTo(asSpender, args), new RegExp(`Project ${mine.name} records who created it, and so whose budget it counts in`));
+      }
+      const throughGroup = await createAs(asSpender, memberProject(`e2e-${RUN}-spend-group`, [{ kind: "Group", name: SPENDERS, role: "admin" }]));
+      assert.equal(throughGroup.ok, false, "a Project with the spender's Group as admin was admitted");
+      assert.match(throughGroup.stderr, spent(everyoneGets));
+      // Handed over to the lead, it still counts in the spender's budget.
+      await must(["patch", PARENT.singular, mine.name, "--type=merge", "-p", JSON.stringify({ spec: { members: [{ kind: "User", name: LEAD, role: "admin" }] } }), ...asSpender]);
+      assert.equal((await heldBy(SPENDER)).some((each) => each.name === mine.name), true, "the hand-over moved it out of the spender's budget");
+      assert.match((await createAs(asSpender, memberProject(`e2e-${RUN}-spend-handed`, [{ kind: "User", name: SPENDER, role: "admin" }]))).stderr, spent(everyoneGets));
+      // Named as another's, a Project is recorded as its creator's all the same.
+      const named = memberProject(`e2e-${RUN}-lead-named`, [{ kind: "User", name: LEAD, role: "admin" }]);
+      named.metadata = { ...named.metadata, annotations: { [REQUESTER_ANNOTATION]: SPENDER }, labels: { [REQUESTER_LABEL]: SPENDER } } as KubeObject["metadata"];
+      const recorded = await createAs(asLead, named);
+      assert.equal(recorded.ok, true, recorded.stderr);
+      const stored = JSON.parse(await must(["get", PARENT.singular, named.metadata.name, "-o", "json"]));
+      assert.equal(stored.metadata.annotations[REQUESTER_ANNOTATION], LEAD);
+      assert.equal(stored.metadata.labels[REQUESTER_LABEL], LEAD);
+    });
+
+    await step(`47. ${SPENDER} may not list Projects, and finds their own with kubectl auth can-i --list; one over budget they read by its name`, async () => {
+      assert.match(await refusedTo(asSpender, ["get", PARENT.plural]), /cannot list resource "projects"/);
+      const held = await heldBy(SPENDER);
+      const rules = await must(["auth", "can-i", "--list", ...asSpender]);
+      for (const each of held.filter((one) => one.reason === "NamespaceActive")) assert.match(rules, new RegExp(`\\[${each.name}\\]`), `${each.name} in auth can-i --list`);
+      const over = held.find((each) => each.reason === "OverBudget");
+      if (over) assert.match(await must(["get", PARENT.singular, over.name, "-o", "jsonpath={.status.conditions[0].reason}", ...asSpender]), /OverBudget/);
+    });
+    // end feature: budget
   } catch (failure) {
     if (failure instanceof Skip) {
       if (options.requireCluster) {

@@ -17,6 +17,13 @@
 // one before; where no kubelet runs (the local control plane), the run plays
 // it, and every Pod of the run's Jobs succeeds as soon as it is made.
 // end feature: integrations
+// feature: budget
+//
+// SCALE_REQUESTERS=R has R developers create the Projects, count / R each
+// (impersonated, in a group of the run's), within a ProjectBudget of the
+// run's that gives them exactly that many: what a developer's create costs
+// against an admin's.
+// end feature: budget
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -26,6 +33,8 @@ import { GUARDRAIL_NAMES, PROFILE, PROFILE_LABEL } from "../features/guardrails.
 import { kubectlProcess } from "./e2e.ts";
 import { endedPod } from "./e2e.ts"; // feature: integrations
 import { INTEGRATIONS_NAMESPACE, LABELS } from "../features/integrations.ts"; // feature: integrations
+import { BUDGET } from "../features/budget.ts"; // feature: budget
+import { REQUESTER_ROLE } from "./e2e.ts"; // feature: budget
 
 const count = Number(process.argv[2] ?? "100");
 const run = `scale-${randomBytes(3).toString("hex")}`;
@@ -41,8 +50,8 @@ const IMAGE = "registry.invalid/scale:1"; // feature: integrations
  * such as its own profile), and its Projects, labelled with the run so that
  * it finds and deletes exactly those.
  */
-export function runObjects(run: string, count: number, integrations = 0) {
-  const prerequisites: { apiVersion: string; kind: string; metadata: { name: string }; spec: object }[] = [];
+export function runObjects(run: string, count: number, integrations = 0, requesters = 0) {
+  const prerequisites: { apiVersion: string; kind: string; metadata: { name: string }; spec?: object; [field: string]: unknown }[] = [];
   const spec: Record<string, unknown> = { description: "Created by test/scale.ts" };
   // feature: guardrails
   prerequisites.push({
@@ -67,7 +76,7 @@ export function runObjects(run: string, count: number, integrations = 0) {
     retries: 0,
     ...(index > 0 ? { after: [`step-${index - 1}`] } : {}),
   }));
-  if (steps.length) Object.assign(prerequisites[0]!.spec, { integrations: steps });
+  if (steps.length) Object.assign(prerequisites[0]!.spec!, { integrations: steps });
   // end feature: integrations
   // feature: members
   spec["members"] = [
@@ -81,7 +90,30 @@ export function runObjects(run: string, count: number, integrations = 0) {
     metadata: { name: `${run}-${index}`, labels: { [RUN_LABEL]: run } as Record<string, string> },
     spec: structuredClone(spec),
   }));
-  return { prerequisites, projects, selector: `${RUN_LABEL}=${run}` };
+  // Who creates each Project: the admin running this, or one of the run's developers.
+  const creators: (string | undefined)[] = projects.map(() => undefined);
+  // feature: budget
+  if (requesters > 0) {
+    const devs = `${run}-devs`;
+    const each = Math.ceil(count / requesters);
+    prerequisites.push(
+      { apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: run }, spec: { groups: [{ group: devs, projects: each }] } },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: run },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: REQUESTER_ROLE },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: devs }],
+      },
+    );
+    projects.forEach((project, index) => {
+      const developer = `${run}-dev-${Math.floor(index / each)}`;
+      creators[index] = developer;
+      (project.spec["members"] as { kind: string; name: string; role: string }[]).push({ kind: "User", name: developer, role: "admin" });
+    });
+  }
+  // end feature: budget
+  return { prerequisites, projects, creators, selector: `${RUN_LABEL}=${run}` };
 }
 
 
@@ -187,7 +219,8 @@ async function playTheKubelet(stop: AbortSignal) {
 
 if (import.meta.filename === process.argv[1]) {
   const integrations = Number(process.env["SCALE_INTEGRATIONS"] ?? "0");
-  const { prerequisites, projects, selector } = runObjects(run, count, integrations);
+  const requesters = Number(process.env["SCALE_REQUESTERS"] ?? "0"); // feature: budget
+  const { prerequisites, projects, creators, selector } = runObjects(run, count, integrations, requesters);
   const kubelet = new AbortController();
   const created: typeof prerequisites = [];
   try {
@@ -198,7 +231,14 @@ if (import.meta.filename === process.argv[1]) {
     const before = await costs();
     if (integrations) void playTheKubelet(kubelet.signal); // feature: integrations
     const started = Date.now();
-    await must(["create", "-f", "-"], stringify({ apiVersion: "v1", kind: "List", items: projects }));
+    // One create per creator, all at once.
+    const byCreator = new Map<string | undefined, typeof projects>();
+    projects.forEach((project, index) => byCreator.set(creators[index], [...(byCreator.get(creators[index]) ?? []), project]));
+    await Promise.all(
+      [...byCreator].map(([creator, items]) =>
+        must(["create", "-f", "-", ...(creator ? ["--as", creator, "--as-group", `${run}-devs`] : [])], stringify({ apiVersion: "v1", kind: "List", items })),
+      ),
+    );
     let ready: { created: number; ready: number }[] = [];
     await until(`${count} Projects Ready`, async () => {
       const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", selector, "-o", "json"]));
@@ -223,6 +263,11 @@ if (import.meta.filename === process.argv[1]) {
     await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", "--timeout=600s"], undefined, never);
     console.log(`deleted the run's ${count} Projects in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
     report("deleting them", beforeDeleting, await settledCosts());
-    for (const object of created.reverse()) await kubectl(["delete", "-f", "-"], stringify(object), never);
+    // The profile and the budget are kept from a stray delete until annotated so.
+    for (const object of created.reverse()) {
+      await kubectl(["annotate", "-f", "-", `${GROUP}/allow-deletion=true`, "--overwrite"], stringify(object), never);
+      const deleted = await kubectl(["delete", "-f", "-"], stringify(object), never);
+      if (!deleted.ok) console.error(`left behind: ${object.kind} ${object.metadata.name} (${deleted.stderr.trim()})`);
+    }
   }
 }
