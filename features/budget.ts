@@ -5,12 +5,13 @@
  * Projects one developer makes: a quota multiplied at will is no quota. So
  * cluster admins set, in ProjectBudget `default` (agrrh.com/v1,
  * cluster-scoped), how many Projects a requester may hold, and in it or in
- * other ProjectBudgets larger budgets for some groups; a Project beyond its requester's budget gets
- * nothing, not even its Namespace, and its status says why and whom to ask.
+ * other ProjectBudgets larger budgets for some groups; a Project beyond its
+ * requester's budget gets nothing, not even its Namespace, and its status
+ * says why and whom to ask.
  *
  * Kubernetes records no creator, so k8s.yaml's mutating policy writes one at
  * create, where nobody can forge it and nobody may change it afterwards: the
- * requester's name and groups as annotations, and the name made fit for a
+ * requester's name and groups as annotations, and the name written as a
  * label, by which the customize hook asks for the requester's other
  * Projects (and only theirs: every Project in every sync would cost O(N)).
  * Holders of the verb `administer` on projects.agrrh.com are not limited,
@@ -157,6 +158,7 @@ export function lineOf(me: Budgeted, name: string, projects: Record<string, Budg
   return { ticket, held: theirs.length + 1, notYetPlaced, ...(notYetPlaced.length ? {} : { place: ahead.length + 1 }) };
 }
 
+const projects = (n: number) => `${n} Project${n === 1 ? "" : "s"}`;
 const ordinal = (n: number) => `${n}${n % 100 >= 11 && n % 100 <= 13 ? "th" : ["th", "st", "nd", "rd"][n % 10] ?? "th"}`;
 
 // ## The plan
@@ -216,9 +218,11 @@ export const budget: Feature<{}, {}, typeof related> = {
           status: "False",
           reason: "OverBudget",
           message:
-            `${requester} holds ${line.held} Projects and may hold ${limit} (ProjectBudget ${BUDGET.name}), so Project ${name}, the ${ordinal(line.place)} of them, gets nothing: ` +
-            `no Namespace, no access, no integrations. It gets them by itself once no more than ${limit - 1} of the others are older; ` +
-            `delete one of them, or ask ${contact} for a larger budget.`,
+            `${requester} holds ${projects(line.held)} and may hold ${limit} (ProjectBudget ${BUDGET.name}), so Project ${name}, the ${ordinal(line.place)} of them, gets nothing: ` +
+            "no Namespace, no access, no integrations. " +
+            (limit === 0
+              ? `It gets them by itself once the budget gives ${requester} one; ask ${contact} for it.`
+              : `It gets them by itself once no more than ${limit - 1} of the others are older; delete one of them, or ask ${contact} for a larger budget.`),
         },
       };
     }
@@ -226,9 +230,8 @@ export const budget: Feature<{}, {}, typeof related> = {
   },
 };
 
-// The same label the mutating policy writes: the name's letters and digits,
-// runs joined by dots, at most 63 characters. Read from the Project, as the
-// API server wrote it, so the two can never disagree.
+// The label the mutating policy wrote, read from the Project rather than
+// worked out again here, so that the two can never disagree.
 function labelOf(project: { metadata: Record<string, unknown> }): string | undefined {
   const label = (project.metadata["labels"] as Record<string, unknown> | undefined)?.[REQUESTER_LABEL];
   return typeof label === "string" ? label : undefined;

@@ -158,6 +158,11 @@ describe("admission: a developer at their limit is refused", () => {
     );
   });
 
+  test("one Project held is said so", () => {
+    const one = { budget: { ...spent.budget, held: 1, limit: 1 } };
+    assert.match(String(againstEach(creating(project("dana-2")), [recorded("dana-1", DEVELOPER, one)]).message), /^dana@example\.com holds 1 Project and may hold 1 /);
+  });
+
   test("below the limit, or unlimited, it is admitted", () => {
     const below = { budget: { ...spent.budget, held: 2 } };
     const { limit, ...unlimited } = spent.budget;

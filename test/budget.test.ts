@@ -3,7 +3,7 @@
 // cannot change once taken, and one that has its Namespace keeps it.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, GROUP, PARENT, PROJECT_LABEL as CORE_PROJECT_LABEL, customize, sync, type Project, type RelatedObjects } from "../sync.ts";
+import { API_VERSION, GROUP, PARENT, PROJECT_LABEL as CORE_PROJECT_LABEL, SyncRequest, customize, sync, type Project, type RelatedObjects } from "../sync.ts";
 import {
   BUDGET,
   BUDGETS,
@@ -18,7 +18,8 @@ import {
   compareTickets,
   limitFor,
 } from "../features/budget.ts";
-import { at, having, namespaces, project, ready, related, verdict } from "./helpers.ts";
+import * as v from "valibot";
+import { at, fixture, having, later, namespaces, project, ready, related, verdict } from "./helpers.ts";
 
 const DANA = "dana@example.com";
 
@@ -56,6 +57,17 @@ describe("budget: the names", () => {
     assert.equal(PROJECT_LABEL, CORE_PROJECT_LABEL);
     assert.equal(BUDGET.apiVersion, API_VERSION);
     for (const key of [REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_LABEL]) assert.ok(key.startsWith(`${GROUP}/`), key);
+  });
+});
+
+describe("budget: a real request", () => {
+  test("Metacontroller's request about a developer's Project, with the record the API server wrote, is answered with the status it carries", () => {
+    const request = v.parse(SyncRequest, fixture("budget-sync"));
+    const answer = sync(request.parent, request.children, request.related, later);
+    assert.equal(ready(answer).reason, "NamespaceActive", ready(answer).message);
+    assert.deepEqual(answer.status, request.parent.status);
+    const annotations = request.parent.metadata["annotations"] as Record<string, string>;
+    assert.equal((answer.status["budget"] as { requester: string }).requester, annotations[REQUESTER_ANNOTATION]);
   });
 });
 
@@ -237,8 +249,14 @@ describe("budget: what admins set", () => {
     assert.equal((answer.status["budget"] as Record<string, unknown>)["limit"], undefined);
   });
 
-  test("a budget of 0 leaves a developer's every Project OverBudget", () => {
-    assert.equal(ready(syncOf(theirs("dana-1", "5"), [], { [BUDGET.name]: { projects: 0 } })).reason, "OverBudget");
+  test("a budget of 0 leaves a developer's every Project OverBudget, and says whom to ask for one", () => {
+    assert.deepEqual(verdict(syncOf(theirs("dana-1", "5"), [], { [BUDGET.name]: { projects: 0, contact: "the platform team" } })), {
+      status: "False",
+      reason: "OverBudget",
+      message:
+        "dana@example.com holds 1 Project and may hold 0 (ProjectBudget default), so Project dana-1, the 1st of them, gets nothing: " +
+        "no Namespace, no access, no integrations. It gets them by itself once the budget gives dana@example.com one; ask the platform team for it.",
+    });
   });
 
   test("without ProjectBudget default a developer's new Project gets nothing, BudgetNotFound", () => {

@@ -44,7 +44,7 @@ if (import.meta.filename === process.argv[1]) {
   const [log = DEFAULT_LOG, ...pairs] = process.argv.slice(2);
   const wanted = Object.fromEntries(pairs.map((pair) => pair.split("=")));
   if (pairs.length === 0 || pairs.some((pair) => !/^[a-z-]+=\S+$/.test(pair))) {
-    console.error("usage: npm run fixtures -- LOG first-sync=NAME steady-sync=NAME [members-sync=NAME] [integrations-sync=NAME]");
+    console.error("usage: npm run fixtures -- LOG first-sync=NAME steady-sync=NAME [members-sync=NAME] [integrations-sync=NAME] [budget-sync=NAME]");
     process.exit(2);
   }
   try {

@@ -45,7 +45,8 @@ export type FixtureName =
   | "first-sync"
   | "steady-sync"
   | "members-sync" // feature: members
-  | "integrations-sync"; // feature: integrations
+  | "integrations-sync" // feature: integrations
+  | "budget-sync"; // feature: budget
 
 /** A request as Metacontroller sends it, fresh for every call so a test may change it. */
 export function fixture(name: FixtureName): { parent: Project; children: ObservedChildren; related: RelatedObjects } & Record<string, unknown> {

@@ -98,13 +98,20 @@ export function runObjects(run: string, count: number, integrations = 0, request
     const each = Math.ceil(count / requesters);
     prerequisites.push(
       { apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: run }, spec: { groups: [{ group: devs, projects: each }] } },
+      // The requester role, and the verb use on the run's profile (choosing one takes it).
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "ClusterRoleBinding",
+        kind: "ClusterRole",
         metadata: { name: run },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: REQUESTER_ROLE },
-        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: devs }],
+        rules: [{ apiGroups: [GROUP], resources: ["projectprofiles"], resourceNames: [run], verbs: ["use"] }],
       },
+      ...[REQUESTER_ROLE, run].map((role) => ({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: `${run}-${role === run ? "profile" : "requester"}` },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: devs }],
+      })),
     );
     projects.forEach((project, index) => {
       const developer = `${run}-dev-${Math.floor(index / each)}`;
@@ -219,7 +226,7 @@ async function playTheKubelet(stop: AbortSignal) {
 
 if (import.meta.filename === process.argv[1]) {
   const integrations = Number(process.env["SCALE_INTEGRATIONS"] ?? "0");
-  const requesters = Number(process.env["SCALE_REQUESTERS"] ?? "0"); // feature: budget
+  const requesters = Number(process.env["SCALE_REQUESTERS"] ?? "0");
   const { prerequisites, projects, creators, selector } = runObjects(run, count, integrations, requesters);
   const kubelet = new AbortController();
   const created: typeof prerequisites = [];
