@@ -33,13 +33,18 @@ function recorded(name: string, who = DEVELOPER, status?: Record<string, unknown
   };
 }
 
-/** The label the mutating policy writes, by its own expressions. */
-function labelFor(username: string): string {
-  const request = { userInfo: { username, groups: [] } } as any;
+/** A policy's variables for a request by `username` in `groups`, by its own expressions. */
+function variablesOf(policy: any, username: string, groups: string[] = []): Record<string, unknown> {
+  const request = { userInfo: { username, groups } } as any;
   const variables: Record<string, any> = {};
-  for (const { name, expression } of requesterPolicy.spec.variables) variables[name] = evaluateCel(expression, { request, variables });
-  return String(variables["label"]);
+  for (const { name, expression } of policy.spec.variables.filter((variable: any) => !variable.expression.includes("params."))) {
+    variables[name] = evaluateCel(expression, { request, variables });
+  }
+  return variables;
 }
+
+/** The label the mutating policy writes. */
+const labelFor = (username: string) => String(variablesOf(requesterPolicy, username)["label"]);
 
 const creating = (object: unknown, who: Partial<AdmissionRequest> = DEVELOPER): AdmissionRequest => ({ operation: "CREATE", resource: { group: GROUP, resource: "projects" }, name: "", object: object as any, username: "", ...who });
 const updating = (oldObject: unknown, object: unknown, who: Partial<AdmissionRequest> = DEVELOPER): AdmissionRequest => ({ ...creating(object, who), operation: "UPDATE", oldObject: oldObject as any });
@@ -93,6 +98,21 @@ describe("admission: who created a Project is recorded", () => {
     assert.equal(admit(asValidation, creating(project("ops"), ADMINISTRATOR)).matched, false);
     const mutation = requesterPolicy.spec.mutations[0].applyConfiguration.expression;
     for (const key of [REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION]) assert.match(mutation, new RegExp(`'${key}': (request\\.userInfo\\.username|variables\\.groups)`));
+  });
+
+  test("the groups the mutating policy writes are the ones the budget policy compares, and sync gives the budget of each", () => {
+    const groups = ["developers", "leads", "system:authenticated"];
+    const written = variablesOf(requesterPolicy, DEVELOPER.username, groups)["groups"];
+    assert.equal(written, variablesOf(budgetPolicy, DEVELOPER.username, groups)["groups"]);
+    const me = recorded("dana-1", { ...DEVELOPER, groups });
+    me.metadata["annotations"] = { ...(me.metadata["annotations"] as object), [REQUESTER_GROUPS_ANNOTATION]: String(written) };
+    const objectsRelated = related();
+    objectsRelated[BUDGETS] = {
+      [BUDGET.name]: { metadata: { name: BUDGET.name }, spec: { projects: 0 } },
+      leads: { metadata: { name: "leads" }, spec: { groups: [{ group: "leads", projects: 1 }] } },
+    };
+    const answer = sync({ ...me, metadata: { ...me.metadata, resourceVersion: "5" } }, namespaces(), objectsRelated, at);
+    assert.equal((answer.status["budget"] as { limit: number }).limit, 1);
   });
 
   test("a developer's create without the record (the mutating policy missing) is refused, never let through unbudgeted", () => {
