@@ -106,24 +106,22 @@ type BudgetReading = { budget: Budget; problem?: undefined } | { budget?: undefi
 
 function readBudgets(found: Record<string, { spec?: unknown }>): BudgetReading {
   const whose = "so Projects that developers create get nothing until a cluster admin";
-  if (!found[BUDGET.name]) {
+  const { [BUDGET.name]: everyone, ...more } = found;
+  if (!everyone) {
     return { problem: { status: "False", reason: "BudgetNotFound", message: `ProjectBudget ${BUDGET.name} does not exist, ${whose} restores it (docs/budget.md).` } };
   }
-  const problems: string[] = [];
-  const groups: GroupBudget[] = [];
-  let first: v.InferOutput<typeof DefaultBudget> | undefined;
-  for (const [name, { spec }] of Object.entries(found).sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const read = v.safeParse(name === BUDGET.name ? DefaultBudget : MoreBudget, spec ?? {});
-    if (!read.success) {
-      const where = read.issues.map((issue) => `spec${(issue.path ?? []).map(({ key }) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`)).join("")}: ${issue.message}`);
-      problems.push(`ProjectBudget ${name} breaks its rules (${[...new Set(where)].join("; ")})`);
-      continue;
-    }
-    if (name === BUDGET.name) first = read.output as v.InferOutput<typeof DefaultBudget>;
-    groups.push(...(read.output.groups ?? []));
-  }
-  if (problems.length || !first) return { problem: { status: "False", reason: "InvalidBudget", message: `${problems.join("; ")}, ${whose} fixes it.` } };
-  return { budget: { projects: first.projects, contact: first.contact ?? DEFAULT_CONTACT, groups } };
+  const defaults = v.safeParse(DefaultBudget, everyone.spec ?? {});
+  const others = Object.entries(more).map(([name, { spec }]) => ({ name, read: v.safeParse(MoreBudget, spec ?? {}) }));
+  const broken = [{ name: BUDGET.name, read: defaults }, ...others].flatMap(({ name, read }) => (read.success ? [] : [`ProjectBudget ${name} breaks its rules (${whereIn(read.issues)})`]));
+  if (!defaults.success || broken.length) return { problem: { status: "False", reason: "InvalidBudget", message: `${broken.sort().join("; ")}, ${whose} fixes it.` } };
+  const groups = [defaults.output, ...others.flatMap(({ read }) => (read.success ? [read.output] : []))].flatMap((budget) => budget.groups ?? []);
+  return { budget: { projects: defaults.output.projects, contact: defaults.output.contact ?? DEFAULT_CONTACT, groups } };
+}
+
+/** `spec.groups[0]: …`, each place once: where a budget breaks its rules. */
+function whereIn(issues: v.BaseIssue<unknown>[]): string {
+  const path = (issue: v.BaseIssue<unknown>) => (issue.path ?? []).map(({ key }) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`)).join("");
+  return [...new Set(issues.map((issue) => `spec${path(issue)}: ${issue.message}`))].join("; ");
 }
 
 // ## The place in line
