@@ -105,10 +105,13 @@ export function runObjects(run: string, count: number, integrations = 0, request
         metadata: { name: run },
         rules: [{ apiGroups: [GROUP], resources: ["projectprofiles"], resourceNames: [run], verbs: ["use"] }],
       },
-      ...[REQUESTER_ROLE, run].map((role) => ({
+      ...[
+        [`${run}-requester`, REQUESTER_ROLE],
+        [`${run}-profile`, run],
+      ].map(([name, role]) => ({
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRoleBinding",
-        metadata: { name: `${run}-${role === run ? "profile" : "requester"}` },
+        metadata: { name: name! },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
         subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: devs }],
       })),
