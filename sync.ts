@@ -231,9 +231,7 @@ export type ReadyCondition = {
 export type Readiness = Pick<ReadyCondition, "status" | "reason" | "message">;
 
 export type ProjectStatus = {
-  /** How many Namespaces this Project owns right now, as observed. */
-  namespaces: number;
-  /** The Namespace this Project's name gives it; absent when it cannot have one, or someone else's has that name. */
+  /** The Namespace this Project has, or is about to get; absent when it has none and none is coming (its name cannot be one, it is someone else's, or what the Project needs cannot be had). */
   namespace?: string;
   /** Then each feature's fields, in the features' order. */
   [featureField: string]: unknown;
@@ -275,7 +273,7 @@ export type FeatureInput<Spec extends Schemas, Groups extends Schemas, Related e
   /** The observed children of the feature's own groups, by `<namespace>/<name>` or name. */
   children: { [G in keyof Groups]: Record<string, v.InferOutput<Groups[G]>> };
   related: { [R in keyof Related]?: Record<string, v.InferOutput<Related[R]>> };
-  /** Whether every child that the features before this one ask for is observed. */
+  /** Whether every child that the features before this one guard with is observed. */
   earlierInPlace: boolean;
   /** The Project is being deleted: the finalize hook asks what must happen before it goes. */
   finalizing: boolean;
@@ -287,6 +285,10 @@ export type Waiting = { reason: Reason; notYet: [kind: string, name: string][]; 
 export type Plan = {
   /** What it asks for; a child of its groups that is observed and not here is deleted. */
   children: Child[];
+  /** Of those, what must exist before the Project's Namespace is asked for (a place in a budget): until each is observed, nothing in the Namespace is asked for either. */
+  prerequisites?: Child[];
+  /** Of those, what the features after it wait for before they ask for theirs; all of them, unless it says. */
+  guards?: Child[];
   /** Of those, the ones Metacontroller's merge cannot put right: left out of this answer, deleted, and made afresh on the next. */
   remake?: Child[];
   /** Labels of the Project's own Namespace; and of every Namespace it owns, those of older names too. */
@@ -409,13 +411,13 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
   const observed = children[NAMESPACES];
   const active = observed[name]?.status?.phase === "Active";
 
-  // Each feature plans in turn, seeing whether what the ones before it ask
-  // for is there yet.
+  // Each feature plans in turn, seeing whether what the ones before it
+  // guard is there yet.
   const plans: Plan[] = [];
   for (const feature of FEATURES) {
-    const earlier = plans.flatMap((plan) => plan.children);
+    const guarding = plans.flatMap((plan) => plan.guards ?? plan.children);
     const input = { project: parent, spec: parent.spec ?? {}, namespace: name, observed: observed[name], active, children, related, finalizing };
-    plans.push(feature.plan({ ...input, earlierInPlace: earlier.every((child) => observedChild(children, child)) }));
+    plans.push(feature.plan({ ...input, earlierInPlace: guarding.every((child) => observedChild(children, child)) }));
   }
   const everyNamespaceLabels = { [PROJECT_LABEL]: parent.metadata.name, ...Object.assign({}, ...plans.map((plan) => plan.everyNamespaceLabels)) };
   const wanted: Namespace = {
@@ -444,14 +446,35 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
       .map((key): [string, string] => [kindOf(group), key]),
   );
 
+  // The Namespace is asked for when the spec can be carried out and what
+  // must come first (a place in a budget) is there. What goes into it can
+  // only be made once it exists; Metacontroller creates an answer's children
+  // group by group in the order of (API group, version, kind), so what
+  // sorts after Namespace comes in the answer that asks for it, and what
+  // sorts before it (a LimitRange) in the next. Nothing is asked for that
+  // could only fail, and a child that exists is never dropped for it.
+  const carriedOut = !refusal && !foreign && !plans.some((plan) => plan.unavailable);
+  const prerequisitesPending = plans.flatMap((plan) => plan.prerequisites ?? []).some((child) => !observedChild(children, child));
+  const namespaceAsked = carriedOut && !prerequisitesPending;
+  const askable = (child: Child) =>
+    child.metadata.namespace !== name || active || observedChild(children, child) !== undefined || (namespaceAsked && !observed[name] && appliedAfterNamespace(child));
+  const remade = new Set(plans.flatMap((plan) => plan.remake ?? []));
+  const featureChildren = plans.flatMap((plan) => plan.children).filter((child) => !remade.has(child) && askable(child));
+
   // Phase 1: the status, from what was observed. It must depend on nothing
   // else: writing it triggers another sync, and an answer that differed each
   // time would make Metacontroller loop forever. The first problem found, in
-  // the order a user would fix them, is the one reported.
+  // the order a user would fix them, is the one reported. While a Project's
+  // Namespace is first filled, the status says so once, not at each of the
+  // rounds that takes (each status written costs Metacontroller a GET and a
+  // PUT): from its first sync until all it asks for exists.
   const generation = parent.metadata.generation;
   // Two features may share a group (RoleBindings, say): what either asks for is no feature's left over.
   const asked = new Set(plans.flatMap((plan) => plan.children).map((child) => `${child.kind}.${child.apiVersion} ${keyOf(child)}`));
   const otherNamespaces = Object.keys(observed).filter((observedName) => observedName !== name);
+  const previously = parent.status?.conditions?.find((condition) => condition.type === "Ready")?.reason;
+  const missing = prerequisitesPending || featureChildren.some((child) => !observedChild(children, child)) || plans.some((plan) => plan.heldBack);
+  const filling = missing && (previously === undefined || previously === FILLING);
   const readiness =
     refusal ??
     plans.find((plan) => plan.invalid)?.invalid ??
@@ -459,12 +482,11 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
     plans.find((plan) => plan.unavailable)?.unavailable ??
     namespaceNotReady(name, observed[name]) ??
     removingStrays(name, strays) ??
+    (filling ? waitingForNamespace(name) : undefined) ??
     FEATURES.reduce<Readiness | undefined>((found, feature, index) => found ?? progressOf(name, feature, plans, index, children, asked), undefined) ??
     activeWith(name, plans, otherNamespaces);
   const status: ProjectStatus = {
-    namespaces: Object.keys(observed).length,
-    // Named only where it is, or can become, this Project's: never one that is someone else's.
-    ...((refusal || foreign) && !observed[name] ? {} : { namespace: name }),
+    ...(carriedOut || observed[name] ? { namespace: name } : {}),
     ...Object.assign({}, ...plans.map((plan) => plan.status)),
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     conditions: [
@@ -497,16 +519,13 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
       annotations: ownAnnotationsOf(observed[observedName]),
     },
   });
-  const carriedOut = !refusal && !foreign && !plans.some((plan) => plan.unavailable);
   const namespaces = [
-    ...(carriedOut ? [wanted] : []),
+    ...(namespaceAsked ? [wanted] : []),
     ...Object.keys(observed)
-      .filter((observedName) => !(carriedOut && observedName === name))
+      .filter((observedName) => !(namespaceAsked && observedName === name))
       .map(keptAsObserved),
   ];
-  const remade = new Set(plans.flatMap((plan) => plan.remake ?? []));
-  const desired = [...namespaces, ...plans.flatMap((plan) => plan.children).filter((child) => !remade.has(child))];
-  return { status, children: desired, finalized: plans.every((plan) => plan.finalized !== false) };
+  return { status, children: [...namespaces, ...featureChildren], finalized: plans.every((plan) => plan.finalized !== false) };
 }
 
 // ## 8. finalize
@@ -524,6 +543,12 @@ export function finalize(
   now: () => Date = () => new Date(),
 ): SyncResponse & { finalized: boolean } {
   return desiredState(parent, children, related, now, true);
+}
+
+// Metacontroller 4.17.2 applies an answer's children sorted by API group,
+// then version, then kind (the core group "" first).
+function appliedAfterNamespace({ apiVersion, kind }: Child): boolean {
+  return apiVersion !== "v1" || kind > "Namespace";
 }
 
 /** `RoleBinding` from `RoleBinding.rbac.authorization.k8s.io/v1`. */
@@ -598,11 +623,16 @@ function conflictWith(name: string, namespace: NonNullable<RelatedObjects[typeof
   };
 }
 
+/** The one reason a Project gives from its first sync until all it asks for exists. */
+const FILLING = "WaitingForNamespace";
+
+function waitingForNamespace(name: string): Readiness {
+  return { status: "False", reason: FILLING, message: `Waiting for Metacontroller to create Namespace ${name} and what goes in it.` };
+}
+
 function namespaceNotReady(name: string, namespace: ObservedNamespace | undefined): Readiness | undefined {
   const phase = namespace?.status?.phase;
-  if (!namespace) {
-    return { status: "False", reason: "WaitingForNamespace", message: `Waiting for Metacontroller to create Namespace ${name}.` };
-  }
+  if (!namespace) return waitingForNamespace(name);
   if (phase === "Active") return undefined;
   if (phase === "Terminating") {
     return {
@@ -621,11 +651,12 @@ function namespaceNotReady(name: string, namespace: ObservedNamespace | undefine
 function removingStrays(namespace: string, strays: [kind: string, name: string][]): Readiness | undefined {
   if (strays.length === 0) return undefined;
   const places = [`Namespace ${namespace}`, ...FEATURES.flatMap((feature) => (feature.elsewhere ? [feature.elsewhere.are] : []))];
+  const where = places.length > 2 ? `${places.slice(0, -1).join(", ")}, and ${places.at(-1)}` : places.join(" and ");
   return {
     status: "False",
     reason: "RemovingStrayChildren",
     message:
-      `${byKind(strays)} carry this Project's controller-uid label outside ${places.join(" and ")}, ` +
+      `${byKind(strays)} carry this Project's controller-uid label outside ${where}, ` +
       "so they are not its children: Metacontroller deletes them.",
   };
 }

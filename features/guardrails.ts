@@ -379,9 +379,13 @@ function holds(observed: unknown, wanted: unknown): boolean {
 //
 // A profile that cannot be read (missing, or admitted before its rules)
 // leaves the Namespace's guardrails and Pod Security label as observed: a
-// quota is never dropped because its profile was briefly gone. Guardrails go
-// only into the Project's own Namespace once it is Active: never into one
-// being deleted.
+// quota is never dropped because its profile was briefly gone. sync asks for
+// them in the answer that makes the Namespace where they can come at once,
+// never into one being deleted. The features after this one (members) wait
+// for the quota and the isolation, which hold what a member can do; the
+// LimitRange's defaults only spare a container from stating its own, and
+// where the quota needs limits, one without them is refused meanwhile.
+const GUARDING: readonly GuardrailKind[] = ["ResourceQuota", "NetworkPolicy"];
 export const guardrails: Feature<typeof spec, typeof children, typeof related> = {
   spec,
   children,
@@ -389,14 +393,15 @@ export const guardrails: Feature<typeof spec, typeof children, typeof related> =
   customize: (_project, spec) => [{ apiVersion: PROFILE.apiVersion, resource: PROFILE.plural, names: [profileNameOf(spec)] }],
   refusals: ["ProfileNotFound", "InvalidProfile"],
   reasons: ["WaitingForGuardrails"],
-  plan: ({ spec, namespace, observed, active, children, related }) => {
+  plan: ({ spec, namespace, observed, children, related }) => {
     const profileName = profileNameOf(spec);
     const profile = readProfile(profileName, related, observed ? namespace : undefined);
     const podSecurity = profile.spec ? profile.spec.podSecurity : observed?.metadata?.labels?.[POD_SECURITY_LABEL];
-    const wanted = profile.spec ? (active ? guardrailsFor(namespace, profileName, profile.spec, children) : []) : guardrailsAsObserved(namespace, children);
+    const wanted = profile.spec ? guardrailsFor(namespace, profileName, profile.spec, children) : guardrailsAsObserved(namespace, children);
     const applied = profile.spec ? profileName : wanted.map((guardrail) => guardrail.metadata.labels[PROFILE_LABEL]).find(Boolean);
     return {
       children: wanted,
+      guards: wanted.filter((guardrail) => GUARDING.includes(guardrail.kind)),
       remake: profile.problem ? [] : wanted.filter((guardrail) => narrowedByHand(children, guardrail)),
       labels: podSecurity ? { [POD_SECURITY_LABEL]: podSecurity } : undefined,
       status: applied ? { profile: applied } : undefined,

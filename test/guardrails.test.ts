@@ -22,7 +22,7 @@ import {
   type ResourceQuota,
 } from "../features/guardrails.ts";
 import type { ClusterRole, ClusterRoleBinding, RoleBinding } from "../features/members.ts"; // feature: members
-import { assertKeepsEveryNamespace, at, childrenOfKind, having, later, namespaceIn, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { SETTLED, assertKeepsEveryNamespace, at, childrenOfKind, having, later, namespaceIn, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
 import { PROFILE_CASES } from "./guardrails-cases.ts";
 
 const guardrailsIn = (answer: SyncResponse) => childrenOfKind<Guardrail>(answer, ["ResourceQuota", "LimitRange", "NetworkPolicy"]);
@@ -116,7 +116,21 @@ describe("guardrails from the Project's profile", () => {
   test("the Namespace enforces the profile's Pod Security level from its creation", () => {
     const answer = sync(shop(), namespaces(), profiles(), at);
     assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline" });
-    assert.deepEqual(kinds(answer), ["Namespace proj-shop"], "no guardrail before the Namespace is Active");
+  });
+
+  test("the quota and the isolation come in the answer that asks for the Namespace, which Metacontroller makes first; the LimitRange, which it would make before, in the next", () => {
+    assert.deepEqual(kinds(sync(shop(), namespaces(), profiles(), at)), ["Namespace proj-shop", "ResourceQuota project-quota", "NetworkPolicy project-isolation"]);
+    assert.deepEqual(kinds(sync(shop(), active(), profiles(), at)), ["Namespace proj-shop", "ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
+  });
+
+  test("no guardrail goes into a Namespace being deleted, or one someone else owns", () => {
+    assert.deepEqual(kinds(sync(shop(), namespaces({ "proj-shop": "Terminating" }), profiles(), at)), ["Namespace proj-shop"]);
+    assert.deepEqual(kinds(sync(shop(), namespaces(), related({ "proj-shop": { phase: "Active" } }, { default: team }), at)), []);
+  });
+
+  test("a Namespace stuck Terminating keeps the guardrails it has, as its pods may still run", () => {
+    const guarded = withObserved(namespaces({ "proj-shop": "Terminating" }), guardrailsIn(sync(shop(), active(), profiles(), at)));
+    assert.deepEqual(kinds(sync(shop(), guarded, profiles(), at)), ["Namespace proj-shop", "ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
   });
 
   test("isolation without other namespaces admits the Project's own pods only", () => {
@@ -132,26 +146,38 @@ describe("guardrails from the Project's profile", () => {
   });
 
   // feature: members
-  test("members get access only once the guardrails are in place, so that nothing they run escapes them", () => {
-    const first = sync(shop({ members: dana }), active(), profiles(), at);
-    assert.deepEqual(roleBindingsIn(first), []);
-    assert.deepEqual(verdict(first), {
+  test("members get access once the quota and the isolation are in place, so that nothing they run escapes them; the LimitRange comes with it", () => {
+    const first = sync(shop({ members: dana }), namespaces(), profiles(), at);
+    assert.deepEqual(roleBindingsIn(first), [], "no access before the guardrails are there");
+    const second = sync(project("shop", { spec: { members: dana }, status: first.status }), applied(first), profiles(), at);
+    assert.deepEqual(roleBindingsIn(second).map((binding) => binding.metadata.name), ["project-admin-users"]);
+    assert.ok(guardrailsIn(second).some((guardrail) => guardrail.kind === "LimitRange"));
+    const third = sync(project("shop", { spec: { members: dana }, status: second.status }), applied(second), profiles(), at);
+    assert.equal(ready(third).reason, "NamespaceActive");
+  });
+
+  test("a new Project says WaitingForNamespace from its first sync until all it asks for exists, so that Metacontroller writes its status twice, not at each round", () => {
+    const first = sync(shop({ members: dana }), namespaces(), profiles(), at);
+    const second = sync(project("shop", { spec: { members: dana }, status: first.status }), applied(first), profiles(), later);
+    assert.deepEqual(second.status, first.status);
+    assert.deepEqual(verdict(first), { status: "False", reason: "WaitingForNamespace", message: "Waiting for Metacontroller to create Namespace proj-shop and what goes in it." });
+  });
+
+  test("once Ready, what a Project waits for is told in detail", () => {
+    const filled = applied(sync(shop({ members: dana }), applied(sync(shop({ members: dana }), namespaces(), profiles(), at)), profiles(), at));
+    const quotaGone = structuredClone(filled);
+    delete quotaGone[RESOURCE_QUOTAS]!["proj-shop/project-quota"];
+    assert.deepEqual(verdict(sync(project("shop", { spec: { members: dana }, status: SETTLED }), quotaGone, profiles(), at)), {
       status: "False",
       reason: "WaitingForGuardrails",
-      message:
-        "Namespace proj-shop is Active; waiting for ResourceQuota project-quota; LimitRange project-limits; " +
-        "NetworkPolicy project-isolation to be as its profile says; members get access once they are in place.",
+      message: "Namespace proj-shop is Active; waiting for ResourceQuota project-quota to be as its profile says.",
     });
-    const second = sync(shop({ members: dana }), applied(first), profiles(), at);
-    assert.deepEqual(roleBindingsIn(second).map((binding) => binding.metadata.name), ["project-admin-users"]);
-    const settled = sync(shop({ members: dana }), applied(second), profiles(), at);
-    assert.equal(ready(settled).reason, "NamespaceActive");
   });
 
   test("access once given is not taken back while a deleted guardrail is made again", () => {
     const settled = applied(sync(shop({ members: dana }), applied(sync(shop({ members: dana }), active(), profiles(), at)), profiles(), at));
     delete settled[RESOURCE_QUOTAS]!["proj-shop/project-quota"];
-    const answer = sync(shop({ members: dana }), settled, profiles(), at);
+    const answer = sync(project("shop", { spec: { members: dana }, status: SETTLED }), settled, profiles(), at);
     assert.ok(quotaIn(answer), "the quota is asked for again");
     assert.deepEqual(roleBindingsIn(answer).map((binding) => binding.metadata.name), ["project-admin-users"]);
     assert.equal(ready(answer).reason, "WaitingForGuardrails");

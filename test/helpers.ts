@@ -70,6 +70,15 @@ export function project(name: string, { spec, status, generation = 1 }: ProjectF
   };
 }
 
+/**
+ * The status of a Project that was Ready once: what it waits for later (a
+ * member added, a profile edited) is told in detail, where a Project first
+ * being filled says WaitingForNamespace until all it asks for exists.
+ */
+export const SETTLED = {
+  conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2026-11-29T00:00:00Z", reason: "NamespaceActive", message: "Namespace was Active." }],
+};
+
 /** Observed Namespaces by name, each in the given phase (`null` for none), and no other child. */
 export function namespaces(phases: Record<string, string | null> = {}): ObservedChildren {
   const byName: ObservedChildren[typeof NAMESPACES] = {};
