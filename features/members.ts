@@ -67,12 +67,12 @@ export type RoleBinding = {
   subjects: Subject[];
 };
 
-/** What lets a Project's members read the Project itself, which no RoleBinding in its Namespace can. */
+/** What lets a Project's members read (and its admins change) the Project itself, which no RoleBinding in its Namespace can. */
 export type ClusterRole = {
   apiVersion: "rbac.authorization.k8s.io/v1";
   kind: "ClusterRole";
   metadata: { name: string };
-  rules: [{ apiGroups: [typeof PROJECTS.group]; resources: [typeof PROJECTS.plural]; resourceNames: [string]; verbs: ["get", "watch"] }];
+  rules: [{ apiGroups: [typeof PROJECTS.group]; resources: [typeof PROJECTS.plural]; resourceNames: [string]; verbs: (typeof MEMBER_VERBS)[number][] }];
 };
 
 export type ClusterRoleBinding = {
@@ -231,16 +231,23 @@ function subjectGroupOf({ kind, namespace }: Pick<Member, "kind" | "namespace">)
   return kind === "ServiceAccount" ? `serviceaccounts-${namespace}` : kind === "User" ? "users" : "groups";
 }
 
-// Every member may read the Project itself (`kubectl get project <name>`):
-// a ClusterRole for that one Project, bound cluster-wide, grouped as the
-// RoleBindings are. Named after the API group, as cluster-wide names are
-// shared with everything else in the cluster.
-export function readerRoleNameFor(project: string): string {
-  return `${PROJECTS.plural}.${PROJECTS.group}:${project}:reader`;
+// Every member may read, list (by name) and watch the Project itself, and
+// so find the Projects they are in; its admin members also change and
+// delete it, and the self-service policy refuses those verbs to the others.
+// A ClusterRole for that one Project, bound cluster-wide, whatever becomes
+// of its Namespace: members see why their Project waits. One binding holds
+// every member whose name no other member has; the second of a name goes
+// to a binding of its own (`-2`), for the merge above. Named after the API
+// group, as cluster-wide names are shared with everything else in the
+// cluster.
+export const MEMBER_VERBS = ["get", "list", "watch", "update", "patch", "delete"] as const;
+
+export function memberRoleNameFor(project: string): string {
+  return `${PROJECTS.plural}.${PROJECTS.group}:${project}:member`;
 }
 
-export function readerBindingNameFor(project: string, member: Pick<Member, "kind" | "namespace">): string {
-  return `${readerRoleNameFor(project)}:${subjectGroupOf(member)}`;
+export function memberBindingNameFor(project: string, repeat = 1): string {
+  return `${memberRoleNameFor(project)}${repeat > 1 ? `-${repeat}` : ""}`;
 }
 
 /** Metacontroller keys namespaced children of this cluster-scoped parent `<namespace>/<name>`, cluster-scoped ones by name. */
@@ -297,15 +304,15 @@ function roleBindingsFor(namespace: string, members: Member[]): RoleBinding[] {
   }));
 }
 
-/** The ClusterRole that reads this one Project, and its bindings to every member, whatever their role. */
-function readersFor(project: string, members: Member[]): { role: ClusterRole; bindings: ClusterRoleBinding[] } {
+/** The ClusterRole of this one Project, and its bindings to every member, whatever their role. */
+function membersRoleFor(project: string, members: Member[]): { role: ClusterRole; bindings: ClusterRoleBinding[] } {
   const role: ClusterRole = {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
-    metadata: { name: readerRoleNameFor(project) },
-    rules: [{ apiGroups: [PROJECTS.group], resources: [PROJECTS.plural], resourceNames: [project], verbs: ["get", "watch"] }],
+    metadata: { name: memberRoleNameFor(project) },
+    rules: [{ apiGroups: [PROJECTS.group], resources: [PROJECTS.plural], resourceNames: [project], verbs: [...MEMBER_VERBS] }],
   };
-  const bindings = grouped(members, (member) => readerBindingNameFor(project, member), (name) => ({
+  const bindings = grouped(members, (_member, repeat) => memberBindingNameFor(project, repeat), (name) => ({
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRoleBinding",
     metadata: { name },
@@ -315,12 +322,20 @@ function readersFor(project: string, members: Member[]): { role: ClusterRole; bi
   return { role, bindings };
 }
 
-/** Members' subjects gathered into the bindings `nameOf` assigns them, in a fixed order so that the same spec gives the same answer. */
-function grouped<B extends Binding>(members: Member[], nameOf: (member: Member) => string, make: (name: string, member: Member) => B): B[] {
+/**
+ * Members' subjects gathered into the bindings `nameOf` assigns them, in a
+ * fixed order so that the same spec gives the same answer; `repeat` counts
+ * the subjects of the same name before this one among those `nameOf` puts
+ * together, from 1.
+ */
+function grouped<B extends Binding>(members: Member[], nameOf: (member: Member, repeat: number) => string, make: (name: string, member: Member) => B): B[] {
   const byName = new Map<string, B>();
+  const seen = new Map<string, number>();
   const byRoleThenSubject = (a: Member, b: Member) => ROLES.indexOf(a.role) - ROLES.indexOf(b.role) || bySubjectKey(subjectOf(a), subjectOf(b));
   for (const member of [...members].sort(byRoleThenSubject)) {
-    const name = nameOf(member);
+    const repeat = (seen.get(`${nameOf(member, 1)} ${member.name}`) ?? 0) + 1;
+    seen.set(`${nameOf(member, 1)} ${member.name}`, repeat);
+    const name = nameOf(member, repeat);
     const binding = byName.get(name) ?? make(name, member);
     binding.subjects.push(subjectOf(member));
     byName.set(name, binding);
@@ -359,21 +374,21 @@ export const members: Feature<typeof spec, typeof children> = {
   related: {},
   elsewhere: {
     owns: (project, group, key) => {
-      const reader = readerRoleNameFor(project);
-      if (group === CLUSTER_ROLES) return key === reader;
-      return group === CLUSTER_ROLE_BINDINGS && key.startsWith(`${reader}:`);
+      const role = memberRoleNameFor(project);
+      if (group === CLUSTER_ROLES) return key === role;
+      return group === CLUSTER_ROLE_BINDINGS && key.startsWith(role) && /^(-[0-9]+)?$/.test(key.slice(role.length));
     },
     are: "the objects that let its members read it",
   },
   refusals: ["InvalidMembers"],
   reasons: ["RevokingUndeclaredAccess", "WaitingForRoleBindings"],
-  plan: ({ project, spec, namespace, active, children, earlierInPlace }) => {
+  plan: ({ project, spec, namespace, children, earlierInPlace }) => {
     const listed = v.safeParse(membersIn(namespace), spec.members ?? []);
     const accessGiven = Object.keys(children[ROLE_BINDINGS]).some((key) => key.startsWith(`${namespace}/`));
     const declared = listed.success && listed.output.length > 0;
-    const granted = listed.success && active && declared && (earlierInPlace || accessGiven);
+    const granted = declared && (earlierInPlace || accessGiven);
     const roleBindings = granted ? roleBindingsFor(namespace, listed.output) : [];
-    const readers = granted ? readersFor(project.metadata.name, listed.output) : undefined;
+    const readers = declared ? membersRoleFor(project.metadata.name, listed.output) : undefined;
     const bindings: Binding[] = [...roleBindings, ...(readers?.bindings ?? [])];
     // A binding of this Project's that grants a subject the spec does not
     // declare (added by hand) cannot be put right by Metacontroller's merge,
@@ -384,7 +399,7 @@ export const members: Feature<typeof spec, typeof children> = {
       return extra.length ? [{ binding, extra }] : [];
     });
     // Access is in place when every binding asked for grants exactly what
-    // was asked, and the reader role is there.
+    // was asked, and the members' role is there.
     const granting = (binding: ObservedBinding | Binding | undefined) =>
       binding ? `${binding.roleRef.name}:${(binding.subjects ?? []).map(subjectKey).sort().join(",")}` : undefined;
     const notYet = [
@@ -392,7 +407,7 @@ export const members: Feature<typeof spec, typeof children> = {
       ...(readers && !children[CLUSTER_ROLES][readers.role.metadata.name] ? [readers.role] : []),
     ];
     return {
-      children: [...roleBindings, ...(readers ? [readers.role, ...readers.bindings] : [])],
+      children: [...(readers ? [readers.role, ...readers.bindings] : []), ...roleBindings],
       remake: undeclared.map(({ binding }) => binding),
       status: { members: spec.members?.length ?? 0 },
       invalid: listed.success ? undefined : invalidMembers(listed.issues),

@@ -161,6 +161,38 @@ describe("admission: self-service Projects", () => {
     assert.equal(asked("CREATE", { object: forTheTeam }, platform).allowed, false, "without the verb");
   });
 
+  describe("finalizers, which hold a Project until whoever holds each lets go", () => {
+    const METACONTROLLER_FINALIZER = "metacontroller.io/compositecontroller-controller-project";
+    const members = [{ kind: "User", name: "dana", role: "admin" }];
+    const holding = (finalizers: string[]) => ({ ...shop(members), metadata: { name: "shop", finalizers } }) as any;
+    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+
+    test("its admin member may add only Metacontroller's finalizer and the garbage collector's, at create or later", () => {
+      for (const finalizer of [METACONTROLLER_FINALIZER, "foregroundDeletion", "orphan"]) {
+        assert.equal(asked("UPDATE", { object: holding([finalizer]), oldObject: holding([]) }).allowed, true, finalizer);
+        assert.equal(asked("CREATE", { object: holding([finalizer]) }).allowed, true, finalizer);
+      }
+    });
+
+    test("any other finalizer is refused to its admin member, naming it, at create or later: it could keep the Project Terminating for good", () => {
+      const refusal = asked("UPDATE", { object: holding([METACONTROLLER_FINALIZER, "hold.example.com/forever"]), oldObject: holding([METACONTROLLER_FINALIZER]) });
+      assert.equal(refusal.allowed, false);
+      assert.match(String(refusal.message), /and dana adds hold\.example\.com\/forever\. A holder of the verb administer on projects\.agrrh\.com may add others\.$/);
+      assert.equal(asked("CREATE", { object: holding(["hold.example.com/forever"]) }).allowed, false);
+      assert.equal(asked("UPDATE", { object: holding(["metacontroller.io/compositecontroller-other"]), oldObject: holding([]) }).allowed, false, "another controller's, which nobody would remove");
+    });
+
+    test("a finalizer it already had stays admitted, and a holder of administer may add any", () => {
+      assert.equal(asked("UPDATE", { object: holding(["hold.example.com/forever"]), oldObject: holding(["hold.example.com/forever"]) }).allowed, true);
+      assert.equal(asked("UPDATE", { object: holding(["hold.example.com/forever"]), oldObject: holding([]) }, { username: "pat" }, administers).allowed, true);
+    });
+
+    test("the one Metacontroller finalizer it admits is the one the CompositeController's name gives", () => {
+      const message = String(asked("UPDATE", { object: holding(["x.example.com/y"]), oldObject: holding([]) }).message);
+      assert.ok(message.includes(`metacontroller.io/compositecontroller-${find("CompositeController").metadata.name}`), message);
+    });
+  });
+
   describe("a Project being deleted", () => {
     const METACONTROLLER_FINALIZER = "metacontroller.io/compositecontroller-controller-project";
     const OTHER_FINALIZER = "backup.example.com/before-delete";
@@ -269,9 +301,9 @@ describe("admission: self-service Projects", () => {
   });
   // end feature: guardrails
 
-  test("the requester role reads a Project by name and never lists them, writes Projects only as the policy allows, uses the default profile, and the policy is bound to deny", () => {
+  test("the requester role creates Projects only as the policy allows and reads none (each Project's members read theirs), uses the default profile, and the policy is bound to deny", () => {
     assert.deepEqual(requester.rules, [
-      { apiGroups: ["agrrh.com"], resources: ["projects"], verbs: ["create", "get", "update", "patch", "delete"] },
+      { apiGroups: ["agrrh.com"], resources: ["projects"], verbs: ["create"] },
       // feature: guardrails
       { apiGroups: ["agrrh.com"], resources: ["projectprofiles"], verbs: ["get", "list", "watch"] },
       { apiGroups: ["agrrh.com"], resources: ["projectprofiles"], resourceNames: [DEFAULT_PROFILE], verbs: ["use"] },

@@ -18,7 +18,7 @@ import {
   type ClusterRoleBinding,
   type RoleBinding,
 } from "../features/members.ts";
-import { assertKeepsEveryNamespace, at, childrenOfKind, fixture, having, later, namespaceIn, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { SETTLED, assertKeepsEveryNamespace, at, childrenOfKind, fixture, having, later, namespaceIn, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
 import { MEMBER_CASES } from "./members-cases.ts";
 
 const accessIn = (answer: ReturnType<typeof sync>) =>
@@ -52,8 +52,9 @@ describe("members get access through RoleBindings", () => {
     { kind: "ServiceAccount", namespace: "ci", name: "deployer", role: "edit" },
     { kind: "User", name: "auditor", role: "view" },
   ];
+  // A Project that was Ready once, so that what it waits for is told in detail.
   const shop = (list: unknown[] = members, fields: Parameters<typeof project>[1] = {}) =>
-    project("shop", { ...fields, spec: { description: "Web shop", license: "MIT", members: list } });
+    project("shop", { status: SETTLED, ...fields, spec: { description: "Web shop", license: "MIT", members: list } });
   const roleBindingsOf = roleBindingsIn;
   // What the example asks for once its Namespace is Active, and the children with all of it in place.
   const asked = roleBindingsOf(sync(shop(), active, related(), at));
@@ -159,14 +160,18 @@ describe("members get access through RoleBindings", () => {
     }
   });
 
-  test("before the Namespace is observed, or while it is not Active, the answer holds the Namespace only", () => {
-    for (const observed of [namespaces(), namespaces({ "proj-shop": "Terminating" }), namespaces({ "proj-shop": null })]) {
-      assert.deepEqual(sync(shop(), observed, related(), at).children.map((child) => child.kind), ["Namespace"]);
+  test("where nothing guards the Namespace, the RoleBindings come in the answer that asks for it, as Metacontroller makes them after it", () => {
+    assert.deepEqual(sync(shop(), namespaces(), related(), at).children.map((child) => child.kind), ["Namespace", "ClusterRole", "ClusterRoleBinding", "RoleBinding", "RoleBinding", "RoleBinding", "RoleBinding"]);
+  });
+
+  test("while the Namespace is not Active, no RoleBinding is asked for; the members' role on the Project stays", () => {
+    for (const observed of [namespaces({ "proj-shop": "Terminating" }), namespaces({ "proj-shop": null })]) {
+      assert.deepEqual(sync(shop(), observed, related(), at).children.map((child) => child.kind), ["Namespace", "ClusterRole", "ClusterRoleBinding"]);
     }
   });
 
-  test("no RoleBinding goes into a Namespace of that name that is someone else's", () => {
-    assert.deepEqual(sync(shop(), namespaces(), related({ "proj-shop": { phase: "Active" } }), at).children, []);
+  test("no RoleBinding goes into a Namespace of that name that is someone else's; the members may still read why", () => {
+    assert.deepEqual(sync(shop(), namespaces(), related({ "proj-shop": { phase: "Active" } }), at).children.map((child) => child.kind), ["ClusterRole", "ClusterRoleBinding"]);
   });
 
   test("removing a member removes its subject; removing the last member of a role removes that RoleBinding", () => {
@@ -191,7 +196,7 @@ describe("members get access through RoleBindings", () => {
       {
         status: "False",
         reason: "WaitingForRoleBindings",
-        message: "Namespace proj-shop is Active; waiting for RoleBinding project-admin-users, project-edit-groups, project-edit-serviceaccounts-ci, project-view-users; ClusterRoleBinding projects.agrrh.com:shop:reader:users, projects.agrrh.com:shop:reader:groups, projects.agrrh.com:shop:reader:serviceaccounts-ci; ClusterRole projects.agrrh.com:shop:reader to be as asked.",
+        message: "Namespace proj-shop is Active; waiting for RoleBinding project-admin-users, project-edit-groups, project-edit-serviceaccounts-ci, project-view-users; ClusterRoleBinding projects.agrrh.com:shop:member; ClusterRole projects.agrrh.com:shop:member to be as asked.",
       },
     );
   });
@@ -219,7 +224,7 @@ describe("members get access through RoleBindings", () => {
     const answer = sync(shop(withoutViewers), inPlace, related(), at);
     assert.equal(
       ready(answer).message,
-      "Namespace proj-shop is Active; waiting for ClusterRoleBinding projects.agrrh.com:shop:reader:users to be as asked, " +
+      "Namespace proj-shop is Active; waiting for ClusterRoleBinding projects.agrrh.com:shop:member to be as asked, " +
         "and RoleBinding project-view-users to be removed.",
       "the auditor still reads the Project until Metacontroller has taken them off",
     );
@@ -295,18 +300,18 @@ describe("members: nothing outside its own places is the Project's", () => {
   });
   const planted = (children: ObservedChildren, objects: any[]) => withObserved(children, objects);
 
-  test("settled, a Project with one admin is Ready, and asks for no object outside its Namespace but its reader role and bindings", () => {
+  test("settled, a Project with one admin is Ready, and asks for no object outside its Namespace but its members' role and its binding", () => {
     const answer = sync(shop(), settled(), team, at);
     assert.equal(ready(answer).reason, "NamespaceActive", ready(answer).message);
   });
 
-  test("the reader role lets its members get and watch this one Project, and nothing else", () => {
+  test("the members' role lets them read, list by name, watch, change and delete this one Project, and nothing else (the self-service policy keeps changes to its admins)", () => {
     const role = accessIn(sync(shop(), settled(), team, at)).find((object): object is ClusterRole => object.kind === "ClusterRole");
     assert.deepEqual(role, {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
-      metadata: { name: "projects.agrrh.com:shop:reader" },
-      rules: [{ apiGroups: ["agrrh.com"], resources: ["projects"], resourceNames: ["shop"], verbs: ["get", "watch"] }],
+      metadata: { name: "projects.agrrh.com:shop:member" },
+      rules: [{ apiGroups: ["agrrh.com"], resources: ["projects"], resourceNames: ["shop"], verbs: ["get", "list", "watch", "update", "patch", "delete"] }],
     });
   });
 
@@ -317,21 +322,22 @@ describe("members: nothing outside its own places is the Project's", () => {
       status: "False",
       reason: "RemovingStrayChildren",
       message:
-        "RoleBinding proj-other/project-admin-users carry this Project's controller-uid label outside Namespace proj-shop and the objects " +
-        "that let its members read it" +
-        " and its Jobs in Namespace project-integrations" + // feature: integrations
+        "RoleBinding proj-other/project-admin-users carry this Project's controller-uid label outside Namespace proj-shop, " +
+        "its place in its requester's budget, " + // feature: budget
+        "the objects that let its members read it" +
+        ", and its Jobs and ServiceAccount in Namespace project-integrations" + // feature: integrations
         ", so they are not its children: Metacontroller deletes them.",
     });
     assert.ok(!answer.children.some((child) => "namespace" in child.metadata && child.metadata.namespace === "proj-other"), "not asked for");
     assert.deepEqual(answer.children, sync(shop(), settled(), team, at).children, "the same children as without it");
   });
 
-  test("a ClusterRole or ClusterRoleBinding labelled as the Project's, but not its reader role or one of its bindings, is a stray", () => {
+  test("a ClusterRole or ClusterRoleBinding labelled as the Project's, but not its members' role or one of its bindings, is a stray", () => {
     const role = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "cluster-admin-copy" }, rules: [] };
     const binding = {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRoleBinding",
-      metadata: { name: "projects.agrrh.com:shop:readerx" },
+      metadata: { name: "projects.agrrh.com:shop:memberx" },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
       subjects: [],
     };
