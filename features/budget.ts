@@ -11,67 +11,67 @@
  *
  * Kubernetes records no creator, so k8s.yaml's mutating policy writes one at
  * create, where nobody can forge it and nobody may change it afterwards: the
- * requester's name and groups as annotations, and the name written as a
- * label, by which the customize hook asks for the requester's other
- * Projects (and only theirs: every Project in every sync would cost O(N)).
- * Holders of the verb `administer` on projects.agrrh.com are not limited,
- * and their Projects carry no requester.
+ * requester's name and groups, as annotations. Holders of the verb
+ * `administer` on projects.agrrh.com are not limited, and their Projects
+ * carry no requester.
  *
- * The order, and why it does not depend on timing: creation times have
- * one-second resolution, and ten Projects made at once can reach
- * Metacontroller's cache in any order. So each Project takes a ticket, its
- * resourceVersion when first synced, kept in its status (resourceVersions
- * of one resource compare as integers, Kubernetes 1.35+). Metacontroller
- * reads a Project and the related Projects from one informer, which holds
- * every Project stored before the one it syncs; a Project still without a
- * ticket can only take a larger one than an older ticket, unless its
- * resourceVersion is already smaller, and then the Project waits for it. A
- * Project's place is 1 + the number of its requester's Projects with
- * smaller tickets; it gets its Namespace when its place is within the
- * budget, and keeps one it has whatever the budget says later (never lose).
+ * Each Project a limited requester holds takes a place: a ProjectPlace named
+ * after the requester and a number from 1 to their budget, which
+ * Metacontroller creates as the Project's child before anything else. Names
+ * are unique, so the API server itself settles two Projects asking for the
+ * same place at once: one gets it, the other sees it taken. The Namespace is
+ * asked for only once the Project's place is there, and a Project with a
+ * Namespace keeps it whatever the budget says later (never lose). A
+ * requester's places are all the customize hook asks for about their other
+ * Projects, by the SHA-256 of their exact name: a few small objects in each
+ * sync, never their Projects, and never another requester's.
  *
  * Needs: members (its requester role and self-service are what a budget limits).
  *
  * Read top to bottom: the names, the request's parts, the budget's rules,
- * the place in line, and the plan `sync` composes.
+ * the places, and the plan `sync` composes.
  */
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import * as v from "valibot";
-import type { Feature, LabelSelector, Readiness, RelatedResourceRule } from "../sync.ts";
+import type { Child, Feature, LabelSelector, Readiness, RelatedResourceRule } from "../sync.ts";
 
 // ## The names
 //
 // Spelled out, not taken from sync.ts: a feature imports only types from it
-// (budget.test.ts proves the spellings agree, and manifest.test.ts that
-// k8s.yaml's policies write and read the same keys).
+// (budget.test.ts proves the spellings agree, and budget-admission.test.ts
+// that k8s.yaml's policies write and read the same keys).
 export const BUDGET = { kind: "ProjectBudget", plural: "projectbudgets", apiVersion: "agrrh.com/v1", name: "default" } as const;
 export const BUDGETS = `${BUDGET.kind}.${BUDGET.apiVersion}` as const;
-export const PROJECTS = { kind: "Project", plural: "projects", apiVersion: "agrrh.com/v1" } as const;
-export const SIBLINGS = `${PROJECTS.kind}.${PROJECTS.apiVersion}` as const;
+export const PLACE = { kind: "ProjectPlace", plural: "projectplaces", apiVersion: "agrrh.com/v1" } as const;
+export const PLACES = `${PLACE.kind}.${PLACE.apiVersion}` as const;
 /** Who created the Project, exactly as the API server authenticated them. */
 export const REQUESTER_ANNOTATION = "agrrh.com/requester";
 /** Their groups at that moment, one per line. */
 export const REQUESTER_GROUPS_ANNOTATION = "agrrh.com/requester-groups";
-/** Their name in a label's alphabet: only for selecting, as two long or odd names may share it. */
-export const REQUESTER_LABEL = "agrrh.com/requester";
-/** The Project's own name, which sync.ts's Namespaces carry under the same key. */
-export const PROJECT_LABEL = "agrrh.com/project";
+/** On each place: the requester's name hashed (`requesterHash`), which a label can hold whatever the name. */
+export const REQUESTER_HASH_LABEL = "agrrh.com/requester-hash";
+/** On the one place-like object that says a requester holds all they may, which the budget policy reads at a create. */
+export const SPENT_LABEL = "agrrh.com/budget-spent";
 export const DEFAULT_CONTACT = "a cluster admin (a holder of the verb administer on projects.agrrh.com)";
+/**
+ * The most Projects a budget may give by number (more is `unlimited`): each
+ * of a requester's places comes with every sync of each of their Projects,
+ * and this keeps them well within the webhook's body limit.
+ */
+export const MAX_PROJECTS = 250;
 
 // ## The request
 //
-// Each Project, the one synced and the related ones, is read for its
-// requester, its resourceVersion and the ticket its own status keeps.
+// The Project is read for its requester; each place, its own and its
+// requester's others', for its name alone, which says whose and which it is.
 const Budgeted = v.looseObject({
-  metadata: v.looseObject({
-    uid: v.nullish(v.string()),
-    resourceVersion: v.nullish(v.string()),
-    annotations: v.nullish(v.record(v.string(), v.string())),
-  }),
-  status: v.fallback(v.nullish(v.looseObject({ budget: v.nullish(v.looseObject({ ticket: v.nullish(v.string()) })) })), undefined),
+  metadata: v.looseObject({ annotations: v.nullish(v.record(v.string(), v.string())) }),
 });
 type Budgeted = v.InferOutput<typeof Budgeted>;
 
-const related = { [BUDGETS]: v.looseObject({ spec: v.nullish(v.unknown()) }), [SIBLINGS]: Budgeted };
+const children = { [PLACES]: v.looseObject({}) };
+const related = { [BUDGETS]: v.looseObject({ spec: v.nullish(v.unknown()) }), [PLACES]: v.looseObject({}) };
 
 // ## The budget's rules
 //
@@ -79,7 +79,7 @@ const related = { [BUDGETS]: v.looseObject({ spec: v.nullish(v.unknown()) }), [S
 // give groups more, so that each team's budget can be an object of its own.
 // The CRD checks the same at admission; these are for a budget admitted
 // before its rules, or where the CRD was not updated.
-const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_PROJECTS));
 const GroupBudget = v.pipe(
   v.object({ group: v.pipe(v.string(), v.nonEmpty()), projects: v.optional(Count), unlimited: v.optional(v.boolean()) }),
   v.check((entry) => (entry.projects === undefined) === (entry.unlimited === true), "a group has either projects or unlimited: true"),
@@ -124,113 +124,149 @@ function whereIn(issues: v.BaseIssue<unknown>[]): string {
   return [...new Set(issues.map((issue) => `spec${path(issue)}: ${issue.message}`))].join("; ");
 }
 
-// ## The place in line
+// ## The places
 //
-// A resourceVersion is a decimal integer without leading zeros: the longer
-// is the larger, and of equal length the later in text order.
-const isTicket = (value: string | null | undefined): value is string => typeof value === "string" && /^[1-9][0-9]*$/.test(value);
-export const compareTickets = (a: string, b: string) => (a.length === b.length ? (a < b ? -1 : a > b ? 1 : 0) : a.length - b.length);
+// A label holds at most 63 of a few characters, and a name may be anything:
+// the SHA-256 of the name, whole, in base 36 (50 characters), is one no other
+// name shares. A place is named after it and says only which Project holds
+// it: each of the requester's places comes with every sync of each of their
+// Projects, and a name can be long.
+export function requesterHash(requester: string): string {
+  return BigInt(`0x${bytesToHex(sha256(utf8ToBytes(requester)))}`).toString(36).padStart(50, "0");
+}
+
+export type Place = {
+  apiVersion: typeof PLACE.apiVersion;
+  kind: typeof PLACE.kind;
+  metadata: { name: string; labels: Record<string, string> };
+  spec: { project: string; place: number } | { requester: string; groups: string; held: number; limit: number; contact: string };
+};
+
+export const placeNameFor = (hash: string, place: number) => `${hash}-${place}`;
+export const spentNameFor = (hash: string) => `${hash}-spent`;
+
+/** The number of a place named `<hash>-<n>`, or undefined for any other name. */
+function numberOf(name: string, hash: string): number | undefined {
+  const suffix = name.startsWith(`${hash}-`) ? name.slice(hash.length + 1) : "";
+  return /^[1-9][0-9]*$/.test(suffix) ? Number(suffix) : undefined;
+}
+
+const place = (hash: string, project: string, number: number): Place => ({
+  apiVersion: PLACE.apiVersion,
+  kind: PLACE.kind,
+  metadata: { name: placeNameFor(hash, number), labels: { [REQUESTER_HASH_LABEL]: hash } },
+  spec: { project, place: number },
+});
 
 const requesterOf = (project: Budgeted) => project.metadata.annotations?.[REQUESTER_ANNOTATION];
 const groupsOf = (project: Budgeted) => (project.metadata.annotations?.[REQUESTER_GROUPS_ANNOTATION] ?? "").split("\n").filter(Boolean);
-const ticketOf = (project: Budgeted) => (isTicket(project.status?.budget?.ticket) ? project.status.budget.ticket : undefined);
-
-type Line = { ticket: string; held: number; place?: number; notYetPlaced: string[] };
-
-/** Where this Project stands among its requester's, or which of theirs it waits for to take a ticket. */
-export function lineOf(me: Budgeted, name: string, projects: Record<string, Budgeted>): Line | undefined {
-  const ticket = ticketOf(me) ?? (isTicket(me.metadata.resourceVersion) ? me.metadata.resourceVersion : undefined);
-  if (ticket === undefined) return undefined;
-  const theirs = Object.entries(projects).filter(([other, project]) => other !== name && requesterOf(project) === requesterOf(me));
-  const notYetPlaced = theirs
-    .filter(([, project]) => ticketOf(project) === undefined && !(isTicket(project.metadata.resourceVersion) && compareTickets(project.metadata.resourceVersion, ticket) > 0))
-    .map(([other]) => other);
-  // Two Projects never take one resourceVersion; a status written by hand
-  // could give them one ticket, and then the name decides.
-  const ahead = theirs.filter(([other, project]) => {
-    const theirTicket = ticketOf(project);
-    if (theirTicket === undefined) return false;
-    const order = compareTickets(theirTicket, ticket);
-    return order < 0 || (order === 0 && other < name);
-  });
-  return { ticket, held: theirs.length + 1, notYetPlaced, ...(notYetPlaced.length ? {} : { place: ahead.length + 1 }) };
-}
-
 const projects = (n: number) => `${n} Project${n === 1 ? "" : "s"}`;
-const ordinal = (n: number) => `${n}${n % 100 >= 11 && n % 100 <= 13 ? "th" : ["th", "st", "nd", "rd"][n % 10] ?? "th"}`;
 
 // ## The plan
 //
-// Nothing here is a child: a Project over budget is held back by saying
-// its Namespace cannot be had (`unavailable`), and every other feature asks
-// for nothing until the Namespace is Active. One that has a Namespace keeps
-// everything, whatever the budget says now.
-export const budget: Feature<{}, {}, typeof related> = {
+// A Project beyond the budget is held back by saying its Namespace cannot
+// be had (`unavailable`), and no other feature asks for anything in a
+// Namespace that is not there. The place is the only child, besides the one
+// object that says the requester holds all they may.
+export const budget: Feature<{}, typeof children, typeof related> = {
   spec: {},
-  children: {},
+  children,
   related,
+  elsewhere: { owns: (_project, group) => group === PLACES, are: "its place in its requester's budget" },
   // Every Project asks for both, so that sync can tell a missing budget from
   // a missing customize hook: every ProjectBudget (an empty selector selects
-  // all), and its requester's other Projects. One without a requester asks
-  // for Projects by a selector none can match: the group arrives, empty.
+  // all), and its requester's places. One without a requester asks for
+  // places by a selector none can match: the group arrives, empty.
   customize: (project): RelatedResourceRule[] => {
-    const label = labelOf(project);
-    const others: LabelSelector = label === undefined
-      ? { matchExpressions: [{ key: REQUESTER_LABEL, operator: "Exists" }, { key: REQUESTER_LABEL, operator: "DoesNotExist" }] }
-      : { matchLabels: { [REQUESTER_LABEL]: label }, matchExpressions: [{ key: PROJECT_LABEL, operator: "NotIn", values: [project.metadata.name] }] };
+    const requester = annotationOf(project, REQUESTER_ANNOTATION);
+    const places: LabelSelector = requester === undefined
+      ? { matchExpressions: [{ key: REQUESTER_HASH_LABEL, operator: "Exists" }, { key: REQUESTER_HASH_LABEL, operator: "DoesNotExist" }] }
+      : { matchLabels: { [REQUESTER_HASH_LABEL]: requesterHash(requester) } };
     return [
       { apiVersion: BUDGET.apiVersion, resource: BUDGET.plural, labelSelector: { matchLabels: {} } },
-      { apiVersion: PROJECTS.apiVersion, resource: PROJECTS.plural, labelSelector: others },
+      { apiVersion: PLACE.apiVersion, resource: PLACE.plural, labelSelector: places },
     ];
   },
   refusals: ["OverBudget", "BudgetNotFound", "InvalidBudget"],
-  reasons: ["WaitingForPlaceInLine"],
-  plan: ({ project, observed, related }) => {
+  reasons: [],
+  plan: ({ project, observed, children, related }) => {
     const me = v.parse(Budgeted, project);
     const requester = requesterOf(me);
     if (requester === undefined) return { children: [] };
     const name = project.metadata.name;
-    const line = lineOf(me, name, related[SIBLINGS] ?? {});
+    const hash = requesterHash(requester);
     const reading = readBudgets(related[BUDGETS] ?? {});
     const limit = reading.budget ? limitFor(reading.budget, groupsOf(me)) : undefined;
     const contact = reading.budget?.contact ?? DEFAULT_CONTACT;
-    const status = {
-      budget: {
-        requester,
-        ...(line ? { held: line.held, ...(line.place === undefined ? {} : { place: line.place }), ticket: line.ticket } : {}),
-        ...(limit === undefined ? {} : { limit }),
-        contact,
+    const status = { budget: { requester, ...(limit === undefined ? {} : { limit }), contact } };
+    const own = Object.keys(children[PLACES]);
+    const mine = own.map((placeName) => numberOf(placeName, hash)).find((number) => number !== undefined);
+    const holding = mine === undefined ? [] : [place(hash, name, mine)];
+    // A budget that cannot be read keeps the Project's place, written whole
+    // (Metacontroller's merge would strip what an answer leaves out): one
+    // given up while the budget was briefly gone would go to another.
+    if (reading.problem) return observed ? { children: holding, guards: [], status } : { children: holding, guards: [], status, unavailable: reading.problem };
+    // An unlimited requester holds no places, so that their Projects cost
+    // one another nothing, however many there are.
+    if (limit === undefined) return { children: [], status };
+
+    const places = Object.keys(related[PLACES] ?? {});
+    const numbers = places.flatMap((placeName) => {
+      const number = numberOf(placeName, hash);
+      return number === undefined ? [] : [number];
+    });
+    const held = numbers.length;
+    let free = 1;
+    while (numbers.includes(free)) free++;
+    // Once all are taken, one Project says so, for the budget policy to
+    // refuse the next create: the holder of the highest place, and where a
+    // budget of 0 gives none, one over budget while none says it (the API
+    // server lets one of them have the name). The next takes over when it goes.
+    const saysSpent =
+      held >= limit &&
+      (mine === undefined
+        ? held === 0 && !observed && (own.includes(spentNameFor(hash)) || !places.includes(spentNameFor(hash)))
+        : mine === Math.max(mine, ...numbers));
+    const spent: Place[] = saysSpent
+      ? [{
+          apiVersion: PLACE.apiVersion,
+          kind: PLACE.kind,
+          metadata: { name: spentNameFor(hash), labels: { [REQUESTER_HASH_LABEL]: hash, [SPENT_LABEL]: "true" } },
+          spec: { requester, groups: groupsOf(me).join("\n"), held, limit, contact },
+        }]
+      : [];
+    // Nothing of the budget's is what later features wait for: the
+    // Namespace itself waits for the place.
+    if (holding.length) return { children: [...holding, ...spent], guards: [], status };
+    // One that has a Namespace without a place (made while its requester was
+    // unlimited, or before the budget) keeps everything, and takes the first
+    // free place, so that it counts.
+    if (observed) return { children: [place(hash, name, free)], guards: [], status };
+    if (held < limit) {
+      const claim = place(hash, name, free);
+      return { children: [claim], prerequisites: [claim], guards: [], status };
+    }
+    return {
+      children: spent,
+      guards: [],
+      status,
+      unavailable: {
+        status: "False",
+        reason: "OverBudget",
+        message:
+          `${requester} holds ${projects(held)} and may hold ${limit} (ProjectBudget ${BUDGET.name}), so Project ${name} gets no Namespace, ` +
+          "and so no access and no integrations: its members may only read it. " +
+          (limit === 0
+            ? `It gets them by itself once the budget gives ${requester} one; ask ${contact} for it.`
+            : `It gets them by itself once one of the others goes; delete one of them, or ask ${contact} for a larger budget.`),
       },
     };
-    if (observed) return { children: [], status };
-    if (reading.problem) return { children: [], status, unavailable: reading.problem };
-    if (!line || line.place === undefined) {
-      const waitingFor = line ? `${line.notYetPlaced.join(", ")} to take ${line.notYetPlaced.length === 1 ? "its place" : "their places"} in line` : "Metacontroller to send its resourceVersion";
-      return { children: [], status, unavailable: { status: "False", reason: "WaitingForPlaceInLine", message: `Project ${name} is one of ${requester}'s; waiting for ${waitingFor}, so that the oldest get theirs.` } };
-    }
-    if (limit !== undefined && line.place > limit) {
-      return {
-        children: [],
-        status,
-        unavailable: {
-          status: "False",
-          reason: "OverBudget",
-          message:
-            `${requester} holds ${projects(line.held)} and may hold ${limit} (ProjectBudget ${BUDGET.name}), so Project ${name}, the ${ordinal(line.place)} of them, gets nothing: ` +
-            "no Namespace, no access, no integrations. " +
-            (limit === 0
-              ? `It gets them by itself once the budget gives ${requester} one; ask ${contact} for it.`
-              : `It gets them by itself once no more than ${limit - 1} of the others are older; delete one of them, or ask ${contact} for a larger budget.`),
-        },
-      };
-    }
-    return { children: [], status };
   },
 };
 
-// The label the mutating policy wrote, read from the Project rather than
-// worked out again here, so that the two can never disagree.
-function labelOf(project: { metadata: Record<string, unknown> }): string | undefined {
-  const label = (project.metadata["labels"] as Record<string, unknown> | undefined)?.[REQUESTER_LABEL];
-  return typeof label === "string" ? label : undefined;
+// The annotation the mutating policy wrote, read from the Project as
+// customize gets it, before any feature's schema has checked it.
+function annotationOf(project: { metadata: Record<string, unknown> }, key: string): string | undefined {
+  const value = (project.metadata["annotations"] as Record<string, unknown> | undefined)?.[key];
+  return typeof value === "string" ? value : undefined;
 }

@@ -1,40 +1,46 @@
 // What the API server does for the budget feature: it records who creates a
-// Project, keeps that record as written, refuses a developer at their limit,
-// admits ProjectBudgets by sync's rules, and keeps them from a stray delete.
+// Project, keeps that record as written, refuses the next create of a
+// developer whose spent place says they hold all they may, admits
+// ProjectBudgets by sync's rules, keeps the places Metacontroller's alone,
+// and keeps the budget's objects from a stray delete.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, GROUP, sync, type Project } from "../sync.ts";
-import { BUDGET, BUDGETS, PROJECT_LABEL, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_LABEL, SIBLINGS } from "../features/budget.ts";
-import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema } from "./admission.ts";
+import { API_VERSION, GROUP, PARENT, sync, type Project, type SyncResponse } from "../sync.ts";
+import {
+  BUDGET,
+  BUDGETS,
+  MAX_PROJECTS,
+  PLACE,
+  PLACES,
+  REQUESTER_ANNOTATION,
+  REQUESTER_GROUPS_ANNOTATION,
+  REQUESTER_HASH_LABEL,
+  SPENT_LABEL,
+  requesterHash,
+  type Place,
+} from "../features/budget.ts";
+import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, paramsOf, policyNamed, projectSchema, trusted } from "./admission.ts";
 import { admit, authorizedBy, evaluateCel, schemaErrors, type AdmissionRequest } from "./cel.ts";
-import { at, namespaces, project, related } from "./helpers.ts";
+import { at, childrenOfKind, namespaces, project, related, withObserved } from "./helpers.ts";
 import { assertCrdSpells } from "./manifest.ts";
 
 const budgetCrd = find("CustomResourceDefinition", `${BUDGET.plural}.${GROUP}`);
+const placeCrd = find("CustomResourceDefinition", `${PLACE.plural}.${GROUP}`);
+const budgetSchema = budgetCrd.spec.versions[0].schema.openAPIV3Schema;
+const placeSchema = placeCrd.spec.versions[0].schema.openAPIV3Schema;
 const requesterPolicy = find("MutatingAdmissionPolicy", `${crd.metadata.name}-requester`);
 const recordPolicy = policyNamed("requester-record");
 const budgetPolicy = policyNamed("budget");
+const budgetBinding = find("ValidatingAdmissionPolicyBinding", budgetPolicy.metadata.name);
 const requesterRole = find("ClusterRole", `${crd.metadata.name}-requester`);
 const DEVELOPER = { username: "dana@example.com", groups: ["developers", "system:authenticated"], authorized: authorizedBy(requesterRole.rules) };
 const ADMINISTRATOR = { username: "root", groups: ["system:masters"], authorized: [`${GROUP}/projects/administer`] };
+const CONTACT = "the platform team";
 
-/** A Project as the API server stores it once the mutating policy recorded `who`. */
-function recorded(name: string, who = DEVELOPER, status?: Record<string, unknown>): Project {
-  return {
-    apiVersion: API_VERSION,
-    kind: "Project",
-    metadata: {
-      name,
-      labels: { [REQUESTER_LABEL]: labelFor(who.username), [PROJECT_LABEL]: name },
-      annotations: { [REQUESTER_ANNOTATION]: who.username, [REQUESTER_GROUPS_ANNOTATION]: who.groups.join("\n") },
-    },
-    spec: {},
-    ...(status ? { status } : {}),
-  };
-}
+type Who = { username: string; groups: string[] };
 
-/** A policy's variables for a request by `username` in `groups`, by its own expressions. */
-function variablesOf(policy: any, username: string, groups: string[] = []): Record<string, unknown> {
+/** A policy's variables for a request by `who`, by its own expressions (those that read no params). */
+function variablesOf(policy: any, { username, groups }: Who): Record<string, unknown> {
   const request = { userInfo: { username, groups } } as any;
   const variables: Record<string, any> = {};
   for (const { name, expression } of policy.spec.variables.filter((variable: any) => !variable.expression.includes("params."))) {
@@ -43,76 +49,133 @@ function variablesOf(policy: any, username: string, groups: string[] = []): Reco
   return variables;
 }
 
-/** The label the mutating policy writes. */
-const labelFor = (username: string) => String(variablesOf(requesterPolicy, username)["label"]);
+/**
+ * The annotations the mutating policy writes for `who`: its apply
+ * configuration must be `Object{metadata: Object.metadata{annotations: {…}}}`
+ * and nothing else (no labels), and the map is evaluated as CEL.
+ */
+function annotationsWrittenFor(who: Who): Record<string, unknown> {
+  const expression: string = requesterPolicy.spec.mutations[0].applyConfiguration.expression;
+  const shape = /^Object\{metadata: Object\.metadata\{\s*annotations: (\{[^{}]*\})\}\}$/.exec(expression.trim());
+  assert.ok(shape, `the mutation writes the annotations alone: ${expression}`);
+  const written = evaluateCel(shape[1]!, { request: { userInfo: who } as any, variables: variablesOf(requesterPolicy, who) as any });
+  return Object.fromEntries(written as ReadonlyMap<string, unknown>);
+}
 
-const creating = (object: unknown, who: Partial<AdmissionRequest> = DEVELOPER): AdmissionRequest => ({ operation: "CREATE", resource: { group: GROUP, resource: "projects" }, name: "", object: object as any, username: "", ...who });
+/** A Project as the API server stores it once the mutating policy recorded `who`. */
+function recorded(name: string, who: Who = DEVELOPER): Project {
+  const annotations = annotationsWrittenFor(who);
+  return { apiVersion: API_VERSION, kind: PARENT.kind, metadata: { name, annotations }, spec: {} } as Project;
+}
+
+/** The place that says `requester` holds `held` of `limit`, as sync asks for it. */
+function spent({ requester = DEVELOPER.username, groups = DEVELOPER.groups.join("\n"), held = 3, limit = 3, contact = CONTACT } = {}): Place {
+  const hash = requesterHash(requester);
+  return {
+    apiVersion: PLACE.apiVersion,
+    kind: PLACE.kind,
+    metadata: { name: `${hash}-spent`, labels: { [REQUESTER_HASH_LABEL]: hash, [SPENT_LABEL]: "true" } },
+    spec: { requester, groups, held, limit, contact },
+  };
+}
+
+/** Sync's answer for Project `name` of `who`, holding place `mine` while places 1 to `others` are its requester's others, on a budget of `limit`. */
+function syncHolding(name: string, who: Who, mine: number, others: number[], limit = 3): SyncResponse {
+  const me = recorded(name, who);
+  const hash = requesterHash(who.username);
+  const placeOf = (n: number, holder: string) => ({ apiVersion: PLACE.apiVersion, kind: PLACE.kind, metadata: { name: `${hash}-${n}`, labels: { [REQUESTER_HASH_LABEL]: hash } }, spec: { requester: who.username, project: holder, place: n } });
+  const own = [placeOf(mine, name)];
+  const objectsRelated = related();
+  objectsRelated[BUDGETS] = { [BUDGET.name]: { metadata: { name: BUDGET.name }, spec: { projects: limit, contact: CONTACT } } };
+  objectsRelated[PLACES] = Object.fromEntries([...others.map((n) => placeOf(n, `other-${n}`)), ...own].map((place) => [place.metadata.name, place]));
+  return sync(me, withObserved(namespaces(), own), objectsRelated, at);
+}
+const placesIn = (answer: SyncResponse) => childrenOfKind<Place>(answer, [PLACE.kind]);
+
+const creating = (object: unknown, who: Partial<AdmissionRequest> = DEVELOPER): AdmissionRequest => ({ operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "", object: object as any, username: "", ...who });
 const updating = (oldObject: unknown, object: unknown, who: Partial<AdmissionRequest> = DEVELOPER): AdmissionRequest => ({ ...creating(object, who), operation: "UPDATE", oldObject: oldObject as any });
 
+// k8s.yaml spells the same names for the cluster: a field the CRDs do not
+// keep is pruned, a key the policies do not write is never read.
 describe("admission: the budget's names", () => {
-  test("the budget's CRD spells the group, version and names of the feature, as does ProjectBudget default", () => {
-    assertCrdSpells(budgetCrd, BUDGET);
+  test("the two CRDs spell the feature's kinds, cluster-scoped in sync.ts's group and version, as does ProjectBudget default", () => {
+    assertCrdSpells(budgetCrd, { ...BUDGET, singular: "projectbudget" });
+    assertCrdSpells(placeCrd, { ...PLACE, singular: "projectplace" });
+    assert.equal(budgetCrd.spec.scope, "Cluster");
+    assert.equal(placeCrd.spec.scope, "Cluster");
     const budget = find(BUDGET.kind, BUDGET.name);
-    assert.equal(budget.apiVersion, BUDGET.apiVersion);
     assert.equal(`${budget.kind}.${budget.apiVersion}`, BUDGETS);
+    assert.equal(`${placeCrd.spec.names.kind}.${placeCrd.spec.group}/${placeCrd.spec.versions[0].name}`, PLACES);
   });
 
-  test("the policies write and read the keys sync reads, and the budget policy's params are the Projects sync counts", () => {
-    const policies = JSON.stringify([requesterPolicy, recordPolicy, budgetPolicy]);
-    for (const key of [REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_LABEL, PROJECT_LABEL]) assert.ok(policies.includes(`'${key}'`), key);
-    assert.equal(`${budgetPolicy.spec.paramKind.kind}.${budgetPolicy.spec.paramKind.apiVersion}`, SIBLINGS);
-    const binding = find("ValidatingAdmissionPolicyBinding", budgetPolicy.metadata.name);
-    assert.deepEqual(binding.spec.paramRef.selector.matchExpressions, [{ key: REQUESTER_LABEL, operator: "Exists" }]);
+  test("the CompositeController owns the places, and updates them in place (the spent place's count changes)", () => {
+    const controller = find("CompositeController");
+    assert.deepEqual(
+      controller.spec.childResources.filter((child: any) => child.resource === PLACE.plural),
+      [{ apiVersion: PLACE.apiVersion, resource: PLACE.plural, updateStrategy: { method: "InPlace" } }],
+    );
   });
 
-  test("the Project CRD keeps every field of the budget's status that sync writes", () => {
-    const me = recorded("dana-1");
-    const answer = sync({ ...me, metadata: { ...me.metadata, resourceVersion: "7" } }, namespaces(), related(), at);
-    const fields = projectSchema.properties.status.properties.budget.properties;
-    for (const key of Object.keys(answer.status["budget"] as object)) assert.ok(key in fields, key);
-  });
-});
-
-describe("admission: who created a Project is recorded", () => {
-  test("the label is the name with '_' doubled and @ : / # + = escaped, so that two names never share one", () => {
-    assert.equal(labelFor("dana@example.com"), "dana_aexample.com");
-    assert.equal(labelFor("system:serviceaccount:ci:deployer"), "system_cserviceaccount_cci_cdeployer");
-    assert.equal(labelFor("dana_aexample.com"), "dana__aexample.com");
-    const names = ["a@b.c", "a_ab.c", "a.b@c", "a+b@c", "a=b@c", "a#b", "a/b", "a:b", "a__b", "a_b"];
-    assert.equal(new Set(names.map(labelFor)).size, names.length);
+  test("the ownership guard covers the places: create, update and delete, cluster-wide", () => {
+    const rules = policyNamed("ownership").spec.matchConstraints.resourceRules.filter((rule: any) => rule.resources.includes(PLACE.plural));
+    assert.deepEqual(rules, [{ apiGroups: [GROUP], apiVersions: ["*"], operations: ["CREATE", "UPDATE", "DELETE"], resources: [PLACE.plural], scope: "Cluster" }]);
   });
 
-  test("a name too long or odd for that gives its runs of letters and digits, cut to 63 characters, never ending in a dot", () => {
-    assert.equal(labelFor("https://issuer.example.com/?sub=1234"), "https.issuer.example.com.sub.1234");
-    assert.equal(labelFor(`${"a".repeat(62)}@b`), "a".repeat(62));
-    for (const username of [`${"a".repeat(70)}`, "@".repeat(5), "_dana", "dana."]) {
-      const label = labelFor(username);
-      assert.ok(label.length <= 63, label);
-      assert.match(label, /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, label);
+  test("the Project CRD keeps every field of status.budget that sync writes, limited or unlimited, and admits their values", () => {
+    const fields = projectSchema.properties.status.properties.budget;
+    const limited = syncHolding("dana-1", DEVELOPER, 1, []).status["budget"] as Record<string, unknown>;
+    const unlimited = sync(recorded("dana-1"), namespaces(), { ...related(), [BUDGETS]: { [BUDGET.name]: { metadata: { name: BUDGET.name }, spec: { projects: 0, groups: [{ group: "developers", unlimited: true }] } } }, [PLACES]: {} }, at).status["budget"] as Record<string, unknown>;
+    assert.deepEqual(Object.keys(limited).sort(), ["contact", "limit", "requester"]);
+    assert.deepEqual(Object.keys(unlimited).sort(), ["contact", "requester"]);
+    for (const status of [limited, unlimited]) {
+      for (const key of Object.keys(status)) assert.ok(key in fields.properties, `status.budget.${key} is kept`);
+      assert.deepEqual(schemaErrors(fields, status, "status.budget"), []);
     }
   });
 
-  test("the requester and their groups are written for a developer, and not for a holder of administer", () => {
+  test("the ProjectPlace CRD keeps every spec field sync writes, of a place and of the spent place, and admits their values", () => {
+    const answer = syncHolding("dana-3", DEVELOPER, 3, [1, 2]);
+    const [place, spentPlace] = placesIn(answer);
+    assert.ok(place && spentPlace, "a place and the spent place");
+    for (const each of [place, spentPlace]) {
+      for (const key of Object.keys(each.spec)) assert.ok(key in placeSchema.properties.spec.properties, `spec.${key} of ${each.metadata.name} is kept`);
+      assert.deepEqual(schemaErrors(placeSchema, each), []);
+    }
+  });
+
+  test("the policies write and read the keys the feature exports, and the budget policy's params are places", () => {
+    assert.deepEqual(Object.keys(annotationsWrittenFor(DEVELOPER)).sort(), [REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION].sort());
+    const record = JSON.stringify(recordPolicy.spec.validations);
+    for (const key of [REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION]) assert.ok(record.includes(`'${key}'`), key);
+    assert.deepEqual(budgetPolicy.spec.paramKind, { apiVersion: PLACE.apiVersion, kind: PLACE.kind });
+    assert.deepEqual(budgetBinding.spec.paramRef.selector, { matchLabels: { [SPENT_LABEL]: "true" } });
+  });
+});
+
+// Kubernetes records no creator: the mutating policy writes one at create,
+// and the record policy keeps it as written.
+describe("admission: who created a Project is recorded", () => {
+  test("a developer's create gets their exact name and their groups, one per line, as annotations", () => {
+    assert.deepEqual(annotationsWrittenFor(DEVELOPER), { [REQUESTER_ANNOTATION]: "dana@example.com", [REQUESTER_GROUPS_ANNOTATION]: "developers\nsystem:authenticated" });
+    assert.deepEqual(annotationsWrittenFor({ username: "https://issuer.example.com/#dana", groups: [] }), { [REQUESTER_ANNOTATION]: "https://issuer.example.com/#dana", [REQUESTER_GROUPS_ANNOTATION]: "" });
+    assert.equal(variablesOf(requesterPolicy, { username: "x", groups: undefined as unknown as string[] })["groups"], "", "a request without groups");
+  });
+
+  test("it writes for a developer, and not for a holder of administer, and a failure refuses the create", () => {
     const asValidation = { ...requesterPolicy, spec: { ...requesterPolicy.spec, validations: [{ expression: "false" }] } };
     assert.equal(admit(asValidation, creating(project("dana-1"))).matched, true);
     assert.equal(admit(asValidation, creating(project("ops"), ADMINISTRATOR)).matched, false);
-    const mutation = requesterPolicy.spec.mutations[0].applyConfiguration.expression;
-    for (const key of [REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION]) assert.match(mutation, new RegExp(`'${key}': (request\\.userInfo\\.username|variables\\.groups)`));
+    assert.equal(admit(asValidation, updating(project("dana-1"), project("dana-1"))).matched, false, "at create only");
+    assert.equal(requesterPolicy.spec.failurePolicy, "Fail");
+    assert.equal(find("MutatingAdmissionPolicyBinding", requesterPolicy.metadata.name).spec.policyName, requesterPolicy.metadata.name);
   });
 
-  test("the groups the mutating policy writes are the ones the budget policy compares, and sync gives the budget of each", () => {
-    const groups = ["developers", "leads", "system:authenticated"];
-    const written = variablesOf(requesterPolicy, DEVELOPER.username, groups)["groups"];
-    assert.equal(written, variablesOf(budgetPolicy, DEVELOPER.username, groups)["groups"]);
-    const me = recorded("dana-1", { ...DEVELOPER, groups });
-    me.metadata["annotations"] = { ...(me.metadata["annotations"] as object), [REQUESTER_GROUPS_ANNOTATION]: String(written) };
-    const objectsRelated = related();
-    objectsRelated[BUDGETS] = {
-      [BUDGET.name]: { metadata: { name: BUDGET.name }, spec: { projects: 0 } },
-      leads: { metadata: { name: "leads" }, spec: { groups: [{ group: "leads", projects: 1 }] } },
-    };
-    const answer = sync({ ...me, metadata: { ...me.metadata, resourceVersion: "5" } }, namespaces(), objectsRelated, at);
-    assert.equal((answer.status["budget"] as { limit: number }).limit, 1);
+  test("the groups it writes are the ones the budget policy compares, and the ones sync's spent place says", () => {
+    const who = { ...DEVELOPER, groups: ["leads", "developers", "system:authenticated"] };
+    const written = annotationsWrittenFor(who)[REQUESTER_GROUPS_ANNOTATION];
+    assert.equal(written, variablesOf(budgetPolicy, who)["groups"]);
+    const [, spentPlace] = placesIn(syncHolding("dana-3", who, 3, [1, 2]));
+    assert.equal((spentPlace?.spec as { groups: string }).groups, written);
   });
 
   test("a developer's create without the record (the mutating policy missing) is refused, never let through unbudgeted", () => {
@@ -121,16 +184,16 @@ describe("admission: who created a Project is recorded", () => {
     assert.match(String(message), /MutatingAdmissionPolicy projects\.agrrh\.com-requester is missing/);
     assert.equal(admit(recordPolicy, creating(recorded("dana-1"))).allowed, true);
     assert.equal(admit(recordPolicy, creating(recorded("dana-1", { ...DEVELOPER, username: "erin" }))).allowed, false, "another's name");
+    assert.equal(admit(recordPolicy, creating(project("ops"), ADMINISTRATOR)).matched, false, "a holder of administer needs none");
   });
 
   const edits: [string, (object: any) => void][] = [
     ["the requester renamed", (object) => (object.metadata.annotations[REQUESTER_ANNOTATION] = "erin@example.com")],
     ["the requester removed", (object) => delete object.metadata.annotations[REQUESTER_ANNOTATION]],
     ["a group added", (object) => (object.metadata.annotations[REQUESTER_GROUPS_ANNOTATION] += "\nleads")],
+    ["the groups emptied", (object) => (object.metadata.annotations[REQUESTER_GROUPS_ANNOTATION] = "")],
     ["the groups removed", (object) => delete object.metadata.annotations[REQUESTER_GROUPS_ANNOTATION]],
-    ["the label changed", (object) => (object.metadata.labels[REQUESTER_LABEL] = "erin")],
-    ["the label removed", (object) => delete object.metadata.labels[REQUESTER_LABEL]],
-    ["the Project's name label changed", (object) => (object.metadata.labels[PROJECT_LABEL] = "other")],
+    ["every annotation removed", (object) => delete object.metadata.annotations],
   ];
   for (const [what, edit] of edits) {
     test(`${what}: refused to the Project's own admin, admitted to a holder of administer`, () => {
@@ -139,37 +202,47 @@ describe("admission: who created a Project is recorded", () => {
       edit(after);
       const { allowed, message } = admit(recordPolicy, updating(before, after));
       assert.equal(allowed, false);
-      assert.match(String(message), /^Project dana-1 records who created it, and so whose budget it counts in/);
+      assert.equal(
+        message,
+        "Project dana-1 records who created it, and so whose budget it counts in: the agrrh.com/requester and agrrh.com/requester-groups annotations " +
+          "stay as the API server wrote them. Only a holder of the verb administer on projects.agrrh.com may change them.",
+      );
       assert.equal(admit(recordPolicy, updating(before, after, ADMINISTRATOR)).matched, false);
     });
   }
 
-  test("any other change of the Project, its other labels and annotations too, is the other policies' to judge", () => {
+  test("the record cannot be added afterwards either, to a Project that had none", () => {
+    const before = project("ops");
+    const after = recorded("ops");
+    assert.equal(admit(recordPolicy, updating(before, after)).allowed, false);
+  });
+
+  test("any other change of the Project, its labels and other annotations too, is the other policies' to judge", () => {
     const before = recorded("dana-1");
     const after = structuredClone(before) as any;
-    after.metadata.labels.team = "web";
+    after.metadata.labels = { team: "web", "agrrh.com/requester": "anything" };
     after.metadata.annotations.note = "x";
     after.spec.description = "changed";
     assert.equal(admit(recordPolicy, updating(before, after)).allowed, true);
   });
 });
 
-describe("admission: a developer at their limit is refused", () => {
-  const spent = { budget: { requester: DEVELOPER.username, held: 3, limit: 3, place: 3, ticket: "9", contact: "the platform team" } };
-  // The binding selects every Project with a requester; each is evaluated, and any refusal refuses.
-  const againstEach = (request: AdmissionRequest, params: unknown[]) => {
+// A policy cannot count, and sync can: the spent place sync asks for is the
+// policy's param, one per requester at their limit.
+describe("admission: a developer who holds all they may is refused", () => {
+  /** Each spent place selected is a param, each evaluated; with none, the binding admits (parameterNotFoundAction Allow). */
+  const againstEach = (request: AdmissionRequest, params: Place[]) => {
     const refusals = params.map((each) => admit(budgetPolicy, request, each as any)).filter((verdict) => !verdict.allowed);
     return { allowed: refusals.length === 0, message: refusals[0]?.message };
   };
 
-  test("bound to deny; with no Project to read yet, nothing is refused", () => {
+  test("bound to deny, to the spent places alone by their label, admitting when there is none", () => {
     assertBoundToDeny(budgetPolicy);
-    const binding = find("ValidatingAdmissionPolicyBinding", budgetPolicy.metadata.name);
-    assert.equal(binding.spec.paramRef.parameterNotFoundAction, "Allow");
+    assert.deepEqual(budgetBinding.spec.paramRef, { selector: { matchLabels: { [SPENT_LABEL]: "true" } }, parameterNotFoundAction: "Allow" });
   });
 
-  test("one of theirs, recorded with the same groups, says they hold all they may: refused, with how many, the limit and whom to ask", () => {
-    const { allowed, message } = againstEach(creating(project("dana-4")), [recorded("other", { ...DEVELOPER, username: "erin" }), recorded("dana-3", DEVELOPER, spent)]);
+  test("their spent place, counted with the same groups, refuses their create, saying how many, the limit and whom to ask", () => {
+    const { allowed, message } = againstEach(creating(project("dana-4")), [spent({ requester: "erin@example.com" }), spent()]);
     assert.equal(allowed, false);
     assert.equal(
       message,
@@ -178,34 +251,46 @@ describe("admission: a developer at their limit is refused", () => {
     );
   });
 
-  test("one Project held is said so", () => {
-    const one = { budget: { ...spent.budget, held: 1, limit: 1 } };
-    assert.match(String(againstEach(creating(project("dana-2")), [recorded("dana-1", DEVELOPER, one)]).message), /^dana@example\.com holds 1 Project and may hold 1 /);
+  test("the spent place sync asks for is the one that refuses: held by the highest holder, it refuses the requester's next create", () => {
+    const [, spentPlace] = placesIn(syncHolding("dana-3", DEVELOPER, 3, [1, 2]));
+    assert.ok(spentPlace, "sync asks for it");
+    assert.equal(againstEach(creating(project("dana-4")), [spentPlace]).allowed, false);
+    assert.equal(againstEach(creating(project("dana-3")), placesIn(syncHolding("dana-2", DEVELOPER, 2, [1]))).allowed, true, "below the limit, none");
   });
 
-  test("below the limit, or unlimited, it is admitted", () => {
-    const below = { budget: { ...spent.budget, held: 2 } };
-    const { limit, ...unlimited } = spent.budget;
-    assert.equal(againstEach(creating(project("dana-3")), [recorded("dana-2", DEVELOPER, below)]).allowed, true);
-    assert.equal(againstEach(creating(project("dana-4")), [recorded("dana-3", DEVELOPER, { budget: unlimited })]).allowed, true);
+  test("one Project held is said so, and a budget lowered below what is held too", () => {
+    assert.match(String(againstEach(creating(project("dana-2")), [spent({ held: 1, limit: 1 })]).message), /^dana@example\.com holds 1 Project and may hold 1 /);
+    assert.match(String(againstEach(creating(project("dana-6")), [spent({ held: 5, limit: 2 })]).message), /^dana@example\.com holds 5 Projects and may hold 2 /);
   });
 
-  test("another requester's spent budget, or their own under other groups (a budget that may differ), is sync's to judge", () => {
-    assert.equal(againstEach(creating(project("dana-4")), [recorded("erin-3", { ...DEVELOPER, username: "erin" }, spent)]).allowed, true);
-    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: ["leads"] }), [recorded("dana-3", DEVELOPER, spent)]).allowed, true);
+  test("with a budget of 0 the refusal says they may hold none, and whom to ask for one, not to delete one they cannot have", () => {
+    const message = String(againstEach(creating(project("dana-1")), [spent({ held: 0, limit: 0 })]).message);
+    assert.match(message, /^dana@example\.com may hold no Project \(ProjectBudget default\), so none can be created\. Ask .+ for one\.$/);
+    assert.doesNotMatch(message, /Delete one/);
   });
 
-  test("a holder of administer is not limited", () => {
-    assert.equal(admit(budgetPolicy, creating(project("ops"), { ...ADMINISTRATOR, username: DEVELOPER.username }), recorded("dana-3", DEVELOPER, spent) as any).matched, false);
+  test("another requester's spent place, or their own counted under other groups (a budget that may differ), is sync's to judge", () => {
+    assert.equal(againstEach(creating(project("dana-4")), [spent({ requester: "erin@example.com" })]).allowed, true);
+    assert.equal(againstEach(creating(project("dana-4")), [spent({ requester: "dana!example.com" })]).allowed, true);
+    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: ["leads", ...DEVELOPER.groups] }), [spent()]).allowed, true);
+    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: [...DEVELOPER.groups].reverse() }), [spent()]).allowed, true, "in another order");
   });
 
-  test("a Project sync has not counted yet refuses nothing", () => {
-    assert.equal(againstEach(creating(project("dana-2")), [recorded("dana-1")]).allowed, true);
+  test("a place that is not a spent one says nothing, were it ever selected", () => {
+    const hash = requesterHash(DEVELOPER.username);
+    const numbered = { apiVersion: PLACE.apiVersion, kind: PLACE.kind, metadata: { name: `${hash}-1`, labels: { [REQUESTER_HASH_LABEL]: hash } }, spec: { requester: DEVELOPER.username, project: "dana-1", place: 1 } };
+    assert.equal(admit(budgetPolicy, creating(project("dana-4")), numbered as any).allowed, true);
+  });
+
+  test("a holder of administer is not limited, and nothing but a create is refused", () => {
+    assert.equal(admit(budgetPolicy, creating(project("ops"), { ...ADMINISTRATOR, username: DEVELOPER.username, groups: DEVELOPER.groups }), spent() as any).matched, false);
+    assert.equal(admit(budgetPolicy, updating(recorded("dana-1"), recorded("dana-1")), spent() as any).matched, false);
   });
 });
 
+// The same budgets, judged alike by the CRD at admission and by sync for a
+// budget admitted before its rules.
 describe("admission: ProjectBudgets", () => {
-  const schema = budgetCrd.spec.versions[0].schema.openAPIV3Schema;
   const named = (name: string, spec: unknown) => ({ metadata: { name }, spec });
   const cases: [string, unknown, boolean][] = [
     ["default with projects and contact", named("default", { projects: 3, contact: "us" }), true],
@@ -217,32 +302,69 @@ describe("admission: ProjectBudgets", () => {
     ["a group with neither", named("default", { projects: 3, groups: [{ group: "leads" }] }), false],
     ["a group listed twice", named("default", { projects: 3, groups: [{ group: "leads", projects: 1 }, { group: "leads", projects: 2 }] }), false],
     ["a negative budget", named("default", { projects: -1 }), false],
+    ["the most a budget gives by number, 250", named("default", { projects: 250 }), true],
+    ["one more, 251", named("default", { projects: 251 }), false],
+    ["a group given 250", named("team-leads", { groups: [{ group: "leads", projects: 250 }] }), true],
+    ["a group given 251", named("team-leads", { groups: [{ group: "leads", projects: 251 }] }), false],
+    ["an empty contact", named("default", { projects: 3, contact: "" }), false],
+    ["a group without a name", named("team-leads", { groups: [{ group: "", projects: 1 }] }), false],
   ];
   for (const [what, object, admitted] of cases) {
     test(`${what}: ${admitted ? "admitted" : "refused"}, and sync reads it alike`, () => {
-      assert.equal(schemaErrors(schema, object).length === 0, admitted, JSON.stringify(schemaErrors(schema, object)));
+      assert.equal(schemaErrors(budgetSchema, object).length === 0, admitted, JSON.stringify(schemaErrors(budgetSchema, object)));
       const { metadata, spec } = object as { metadata: { name: string }; spec: unknown };
       const budgets = { [BUDGET.name]: { projects: 3 }, [metadata.name]: spec };
-      const me = recorded("dana-1");
       const objectsRelated = related();
       objectsRelated[BUDGETS] = Object.fromEntries(Object.entries(budgets).map(([name, each]) => [name, { metadata: { name }, spec: each }]));
-      objectsRelated[SIBLINGS] = { "dana-1": me };
-      const reason = sync({ ...me, metadata: { ...me.metadata, resourceVersion: "5" } }, namespaces(), objectsRelated, at).status.conditions[0]?.reason;
-      // Sync's own rule on a group and on counts; which object may set the default is the CRD's alone.
+      objectsRelated[PLACES] = {};
+      const reason = sync(recorded("dana-1"), namespaces(), objectsRelated, at).status.conditions[0]?.reason;
+      // Sync's own rules on a group and on counts; which object may set the default, and a group listed once, are the CRD's alone.
       if (!/another setting the default|listed twice|default without projects/.test(what)) assert.equal(reason !== "InvalidBudget", admitted, String(reason));
     });
   }
 
+  test("the CRD's maximum is the feature's, for everyone and for a group", () => {
+    assert.equal(budgetSchema.properties.spec.properties.projects.maximum, MAX_PROJECTS);
+    assert.equal(budgetSchema.properties.spec.properties.groups.items.properties.projects.maximum, MAX_PROJECTS);
+  });
+
   test("k8s.yaml's ProjectBudget default follows the rules", () => {
-    assert.deepEqual(schemaErrors(schema, find(BUDGET.kind, BUDGET.name)), []);
+    assert.deepEqual(schemaErrors(budgetSchema, find(BUDGET.kind, BUDGET.name)), []);
   });
 });
 
-describe("admission: the budgets are kept from a stray delete", () => {
+// Places are Metacontroller's: a developer can neither make one that takes
+// someone's budget nor delete one to get past their own.
+describe("admission: only Metacontroller writes places", () => {
+  const ownership = policyNamed("ownership");
+  const hash = requesterHash(DEVELOPER.username);
+  const place = { apiVersion: PLACE.apiVersion, kind: PLACE.kind, metadata: { name: `${hash}-1`, labels: { [REQUESTER_HASH_LABEL]: hash, "controller-uid": "uid-of-dana-1" } }, spec: { requester: DEVELOPER.username, project: "dana-1", place: 1 } };
+  const write = (operation: AdmissionRequest["operation"], { object, oldObject }: { object?: any; oldObject?: any }, username: string) =>
+    admit(ownership, { operation, resource: { group: GROUP, resource: PLACE.plural }, kind: PLACE.kind, name: place.metadata.name, object, oldObject, username }, paramsOf(ownership));
+
+  test("a developer may not create, change or delete a place of a Project's; Metacontroller and the garbage collector may", () => {
+    assert.equal(write("CREATE", { object: place }, DEVELOPER.username).allowed, false);
+    assert.equal(write("UPDATE", { object: { ...place, spec: { ...place.spec, requester: "erin" } }, oldObject: place }, DEVELOPER.username).allowed, false);
+    assert.equal(write("DELETE", { oldObject: place }, DEVELOPER.username).allowed, false);
+    for (const username of [trusted["metacontroller"]!, trusted["garbage-collector"]!]) {
+      assert.equal(write("CREATE", { object: place }, username).allowed, true, username);
+      assert.equal(write("DELETE", { oldObject: place }, username).allowed, true, username);
+    }
+  });
+
+  test("the requester role gives developers nothing on places, so they cannot make one without the label either", () => {
+    assert.deepEqual(DEVELOPER.authorized.filter((entry) => entry.includes(PLACE.plural)), []);
+  });
+});
+
+// Without the budgets, or the places' CRD, the budget fails closed or lets
+// Projects in beyond it: only a deliberate, annotated delete takes them.
+describe("admission: the budget is kept from a stray delete", () => {
   const protection = policyNamed("budget-protection");
   const budgetDelete = (group: string, resource: string, object: any, options?: Parameters<typeof deleting>[3]) => admit(protection, deleting(group, resource, object, options));
   const kept = [
-    { what: "the budget CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: budgetCrd, says: /^Deleting CustomResourceDefinition projectbudgets\.agrrh\.com leaves every Project a developer creates from then on without a Namespace/, command: `kubectl annotate crd ${budgetCrd.metadata.name} ` },
+    { what: "the budget CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: budgetCrd, says: /^Deleting CustomResourceDefinition projectbudgets\.agrrh\.com leaves every Project a developer creates from then on without a Namespace \(BudgetNotFound\); those that have one keep it\./, command: `kubectl annotate crd ${budgetCrd.metadata.name} ` },
+    { what: "the places' CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: placeCrd, says: /^Deleting CustomResourceDefinition projectplaces\.agrrh\.com deletes every place in every budget: Projects that have a Namespace keep it and take their places again, and new ones may get in beyond the budget until they have/, command: `kubectl annotate crd ${placeCrd.metadata.name} ` },
     { what: "ProjectBudget default", group: GROUP, resource: BUDGET.plural, object: find(BUDGET.kind, BUDGET.name), says: /^Deleting ProjectBudget default leaves every Project a developer creates from then on without a Namespace \(BudgetNotFound\); those that have one keep it/, command: "kubectl annotate projectbudget default " },
     { what: "another ProjectBudget", group: GROUP, resource: BUDGET.plural, object: { metadata: { name: "team-leads" } }, says: /^Deleting ProjectBudget team-leads takes its groups back to the budget the others give them/, command: "kubectl annotate projectbudget team-leads " },
   ];
@@ -259,8 +381,9 @@ describe("admission: the budgets are kept from a stray delete", () => {
     });
   }
 
-  test("every other CRD may go", () => {
+  test("every other CRD may go, as far as this guard is concerned", () => {
     assert.equal(budgetDelete("apiextensions.k8s.io", "customresourcedefinitions", crd).matched, false);
+    assert.equal(budgetDelete("apiextensions.k8s.io", "customresourcedefinitions", { metadata: { name: "projectplaces.example.com" } }).matched, false);
   });
 
   test("every budget policy and binding is held by the uninstall's finalizer", () => {
