@@ -19,6 +19,13 @@
  * hook runs their teardowns, last first, and lets the Project go once they
  * have completed.
  *
+ * What a program made outside the cluster is known only from what its own
+ * Jobs reported, which sync keeps in the Project's status and tells each
+ * later run and teardown (`LAST_REPORT`): never from anything in the
+ * Project's Namespace, which its members may write. Each Project's Jobs
+ * run as a ServiceAccount of their own, so that what they may write (their
+ * reports, the Secrets they hand over) is that Project's alone.
+ *
  * Read top to bottom: the names, what a profile declares and a Project
  * supplies, the Jobs, and the plan `sync` and `finalize` compose.
  *
@@ -36,16 +43,26 @@ export const INTEGRATIONS_NAMESPACE = "project-integrations";
 export const PROFILES = "ProjectProfile.agrrh.com/v1";
 export const DEFAULT_PROFILE = "default";
 export const JOBS = "Job.batch/v1";
+export const SERVICE_ACCOUNTS = "ServiceAccount.v1";
 export const ROLES = "Role.rbac.authorization.k8s.io/v1";
 export const ROLE_BINDINGS = "RoleBinding.rbac.authorization.k8s.io/v1";
 /** On every Job and its Pods: whose it is, which integration, and whether it runs or tears down. */
 export const LABELS = { project: "agrrh.com/project", integration: "agrrh.com/integration", action: "agrrh.com/action" } as const;
-/** Where a Job's program reports what users should see (a repository's URL): a JSON object of strings. */
+/** Where a Job's program reports what users should see (a repository's URL) and what it made: a JSON object of strings. */
 export const OUTPUTS_ANNOTATION = "agrrh.com/outputs";
 /** The one container of an integration's Pod. */
 export const CONTAINER = "integration";
 /** What sync tells every program, besides the profile's `env`, which may not use these names. */
-export const RESERVED_ENV = ["PROJECT", "PROJECT_NAMESPACE", "INTEGRATION", "ACTION", "JOB_NAME", "SERVICE_ACCOUNT", "PARAMETERS", "MEMBERS"] as const;
+export const RESERVED_ENV = ["PROJECT", "PROJECT_UID", "PROJECT_NAMESPACE", "INTEGRATION", "ACTION", "JOB_NAME", "PARAMETERS", "MEMBERS", "LAST_REPORT", "AFTER_REPORTS"] as const;
+/**
+ * A program exits so when it will not act until a person does (what it
+ * would change is not this Project's): the Job fails at once, without its
+ * retries, and what it reported under `refused` says why in Ready.
+ */
+export const REFUSED_EXIT_CODE = 3;
+export const REFUSED_OUTPUT = "refused";
+/** On the Project's Namespace, one per integration that hands a Secret of its name over there: what the integration-secrets policy admits. */
+export const HAND_OVER_LABEL_PREFIX = "integration-secret.agrrh.com/";
 
 // ## What a profile declares
 //
@@ -67,8 +84,7 @@ const Integration = v.looseObject({
   image: v.pipe(v.string(), v.nonEmpty()),
   command: v.pipe(v.array(v.string()), v.minLength(1)),
   env: v.optional(v.pipe(v.record(v.string(), v.string()), v.check((env) => RESERVED_ENV.every((name) => !(name in env)), INTEGRATION_RULES.env)), {}),
-  /** Its ServiceAccount and Secret, in INTEGRATIONS_NAMESPACE: the admins create them; sync only names them. */
-  serviceAccount: v.pipe(v.string(), v.regex(DNS_LABEL)),
+  /** Its Secret of credentials, in INTEGRATIONS_NAMESPACE: the admins create it; sync only names it. */
   secret: v.optional(v.string()),
   /** A ConfigMap mounted at /integration: the program itself, as the webhook runs from one. */
   configMap: v.optional(v.string()),
@@ -81,7 +97,7 @@ const Integration = v.looseObject({
   parameters: v.optional(v.array(v.string()), []),
   /** Whether it is told the Project's members (and so runs again when they change). */
   members: v.optional(v.boolean(), false),
-  /** Whether it may write one Secret, named after its ServiceAccount, into the Project's Namespace. */
+  /** Whether it may write one Secret, named after it, into the Project's Namespace. */
   handsOverSecret: v.optional(v.boolean(), false),
 });
 export type Integration = v.InferOutput<typeof Integration>;
@@ -114,6 +130,7 @@ const NOTHING_SUPPLIED: Supplied = { parameters: {}, retry: 0, skipTeardown: fal
 const Members = v.array(v.looseObject({ kind: v.string(), name: v.string(), role: v.string(), namespace: v.optional(v.string()) }));
 
 const spec = { profile: v.nullish(v.string()), members: v.nullish(v.array(v.unknown())), integrations: v.nullish(v.unknown()) };
+const Identified = v.looseObject({ metadata: v.looseObject({ uid: v.nullish(v.string()) }) });
 
 // ## What is observed
 //
@@ -130,7 +147,10 @@ const ObservedJob = v.looseObject({
   status: v.nullish(v.looseObject({ conditions: v.nullish(v.array(Condition)) })),
 });
 type ObservedJob = v.InferOutput<typeof ObservedJob>;
-const children = { [JOBS]: ObservedJob, [ROLES]: v.looseObject({}), [ROLE_BINDINGS]: v.looseObject({}) };
+// The hand-over Role is read for the Secrets it names, so that one kept as
+// it is while the profile cannot be read names the same.
+const ObservedRole = v.looseObject({ rules: v.nullish(v.array(v.looseObject({ resourceNames: v.nullish(v.array(v.string())) }))) });
+const children = { [JOBS]: ObservedJob, [SERVICE_ACCOUNTS]: v.looseObject({}), [ROLES]: ObservedRole, [ROLE_BINDINGS]: v.looseObject({}) };
 const related = { [PROFILES]: v.looseObject({ spec: v.nullish(v.unknown()) }) };
 
 // The previous status, for what a Job reported before it was run again.
@@ -176,43 +196,56 @@ function hash(text: string): string {
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36).padStart(11, "0");
 }
 
-/** At most 63 characters, as the Job controller's job-name label allows: as much of the names as fits, then the hash. */
+/**
+ * At most 57 characters: as much of the names as fits, then the hash. The
+ * Job controller names each Pod `<Job>-<5 characters>` only while that fits
+ * the 63 of a generated name; whole, the Pod's name tells which Job it runs
+ * for, which is how k8s.yaml admits a report only from the Job's own Pod.
+ */
+export const JOB_NAME_MAX_LENGTH = 57;
 export function jobNameFor(project: string, integration: string, action: Action, inputs: unknown): string {
-  const readable = `${project}-${integration}${action === "teardown" ? "-teardown" : ""}`.slice(0, 63 - 12).replace(/-+$/, "");
+  const readable = `${project}-${integration}${action === "teardown" ? "-teardown" : ""}`.slice(0, JOB_NAME_MAX_LENGTH - 12).replace(/-+$/, "");
   return `${readable}-${hash(JSON.stringify([project, integration, action, inputs]))}`;
 }
 
-/** The Role and RoleBinding that let an integration write its one Secret into the Project's Namespace, named after its ServiceAccount. */
-export const handOverNameFor = (serviceAccount: string) => `integration-${serviceAccount}`;
+// Each Project's Jobs run as a ServiceAccount of their own in
+// INTEGRATIONS_NAMESPACE, named after the Project's Namespace: what one
+// Project's integrations may write (their Jobs' reports, the Secrets they
+// hand over) is then theirs alone, whatever program runs. Shared by a
+// Project's integrations, it is only ever bound in that Project's Namespace.
+const serviceAccountFor = (namespace: string): Child => ({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: namespace, namespace: INTEGRATIONS_NAMESPACE } });
 
-function handOver(namespace: string, serviceAccount: string): Child[] {
-  const name = handOverNameFor(serviceAccount);
-  const metadata = { name, namespace };
+/** The Role and RoleBinding that let the Project's integrations write the Secrets they hand over into its Namespace. */
+export const HAND_OVER_NAME = "integrations";
+
+function handOver(namespace: string, integrations: string[]): Child[] {
+  const metadata = { name: HAND_OVER_NAME, namespace };
   return [
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "Role",
       metadata,
       // RBAC cannot name what a create makes: k8s.yaml's integration-secrets
-      // policy admits only the Secret named after the ServiceAccount.
+      // policy admits only the Secrets the Namespace's labels name.
       rules: [
         { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
-        { apiGroups: [""], resources: ["secrets"], resourceNames: [serviceAccount], verbs: ["get", "update", "patch"] },
+        { apiGroups: [""], resources: ["secrets"], resourceNames: integrations, verbs: ["update", "patch"] },
       ],
     } as Child,
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "RoleBinding",
       metadata,
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
-      subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace: INTEGRATIONS_NAMESPACE }],
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: HAND_OVER_NAME },
+      subjects: [{ kind: "ServiceAccount", name: namespace, namespace: INTEGRATIONS_NAMESPACE }],
     } as Child,
   ];
 }
 
-type Context = { project: string; namespace: string; members: v.InferOutput<typeof Members> };
+type Reports = Record<string, Record<string, string>>;
+type Context = { project: string; uid: string; namespace: string; members: v.InferOutput<typeof Members>; reports: Reports };
 
-/** What a Job runs with; any change to it is a new Job. */
+/** What a Job runs with; any change to it is a new Job. What it is told of earlier reports is not: they change as it runs. */
 function inputsOf(integration: Integration, supplied: Supplied, context: Context) {
   const { after: _after, teardown: _teardown, handsOverSecret: _handsOver, ...runs } = integration;
   return { ...runs, supplied: { parameters: supplied.parameters, retry: supplied.retry }, ...(integration.members ? { members: context.members } : {}) };
@@ -228,9 +261,13 @@ function jobFor(integration: Integration, supplied: Supplied, context: Context, 
     INTEGRATION: integration.name,
     ACTION: action,
     JOB_NAME: name,
-    SERVICE_ACCOUNT: integration.serviceAccount,
+    PROJECT_UID: context.uid,
     PARAMETERS: JSON.stringify(supplied.parameters),
     ...(integration.members ? { MEMBERS: JSON.stringify(context.members.map(({ kind, name, role }) => ({ kind, name, role }))) } : {}),
+    // What it made before, as only its own Jobs' Pods could have reported
+    // it: a program reads nothing a tenant can write to learn that.
+    LAST_REPORT: JSON.stringify(context.reports[integration.name] ?? {}),
+    AFTER_REPORTS: JSON.stringify(Object.fromEntries(integration.after.map((before) => [before, context.reports[before] ?? {}]))),
   };
   return {
     apiVersion: "batch/v1",
@@ -239,11 +276,12 @@ function jobFor(integration: Integration, supplied: Supplied, context: Context, 
     spec: {
       backoffLimit: integration.retries,
       activeDeadlineSeconds: integration.deadlineSeconds,
+      podFailurePolicy: { rules: [{ action: "FailJob", onExitCodes: { containerName: CONTAINER, operator: "In", values: [REFUSED_EXIT_CODE] } }] },
       template: {
         metadata: { labels },
         spec: {
           restartPolicy: "Never",
-          serviceAccountName: integration.serviceAccount,
+          serviceAccountName: context.namespace,
           // Pod Security `restricted`, which the Namespace enforces.
           securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } },
           containers: [
@@ -294,7 +332,7 @@ function reportOf(job: ObservedJob | undefined): Record<string, string> | undefi
 type Observed = { key: string; name: string; integration: string; action: string; job: ObservedJob };
 
 /** A Job kept as it is: it never changes (OnDelete), so its name is all Metacontroller needs. */
-const kept = ({ name }: Observed): Job => ({
+const keep = ({ name }: Observed): Job => ({
   apiVersion: "batch/v1",
   kind: "Job",
   metadata: { name, namespace: INTEGRATIONS_NAMESPACE, labels: {} },
@@ -313,6 +351,13 @@ const problemsIn = (where: string, issues: readonly v.BaseIssue<unknown>[]) =>
 
 /** "BackoffLimitExceeded: Job has reached the specified backoff limit." */
 const sentence = ({ reason, message }: { reason: string; message: string }) => `${reason}: ${message}`.replace(/[.:\s]*$/, ".");
+
+/** What Ready says of a failed Job: the program's own words where it refused, the Job's otherwise. */
+function whyFailed(name: string, job: ObservedJob, failure: { reason: string; message: string }): string {
+  const refused = reportOf(job)?.[REFUSED_OUTPUT];
+  const where = `Job ${INTEGRATIONS_NAMESPACE}/${name}`;
+  return refused ? `refused, and ${where} stopped: ${refused.replace(/[.\s]*$/, ".")}` : `failed: ${where} says ${sentence(failure)}`;
+}
 
 /** The command a Project's admin runs to change what it supplies to one integration. */
 const patchCommand = (project: string, integration: string, patch: object) =>
@@ -353,8 +398,8 @@ type Observations = {
 };
 
 /** Not finalizing: each integration's Job, in the profile's order, so that each `after` is decided first. */
-function runs(input: { read: Read; context: Context; seen: Observations; mayStart: boolean; previous: { name: string; outputs?: Record<string, string> }[] }): Plan {
-  const { read, context, seen, mayStart, previous } = input;
+function runs(input: { read: Read; context: Context; seen: Observations; mayStart: boolean }): Plan {
+  const { read, context, seen, mayStart } = input;
   const given = (name: string) => read.supplied[name] ?? NOTHING_SUPPLIED;
   const entries: IntegrationStatus[] = [];
   const jobs: Job[] = [];
@@ -378,7 +423,7 @@ function runs(input: { read: Read; context: Context; seen: Observations; mayStar
           status: "False",
           reason: "IntegrationFailed",
           message:
-            `Integration ${integration.name} failed: Job ${INTEGRATIONS_NAMESPACE}/${job.metadata.name} says ${sentence(outcome.failed)}` +
+            `Integration ${integration.name} ${whyFailed(job.metadata.name, observed.job, outcome.failed)}` +
             ` Once the cause is put right, run it again: ${patchCommand(context.project, integration.name, { retry: given(integration.name).retry + 1 })}`,
         };
       }
@@ -390,7 +435,7 @@ function runs(input: { read: Read; context: Context; seen: Observations; mayStar
       heldBack ||= pending.length === 0;
     }
     // While it runs again, what it reported last still holds.
-    const outputs = reportOf(observed?.job) ?? previous.find((each) => each.name === integration.name)?.outputs;
+    const outputs = context.reports[integration.name];
     if (outputs) entry.outputs = outputs;
     if (entry.phase !== "Succeeded" && entry.phase !== "Failed") waitingFor.push(job.metadata.name);
     phases.set(integration.name, entry.phase);
@@ -446,7 +491,7 @@ function teardowns(input: { read: Read; context: Context; seen: Observations }):
           status: "False",
           reason: "TeardownFailed",
           message:
-            `The teardown of integration ${integration.name} failed: Job ${INTEGRATIONS_NAMESPACE}/${job.metadata.name} says ${sentence(outcome.failed)}` +
+            `The teardown of integration ${integration.name} ${whyFailed(job.metadata.name, observed.job, outcome.failed)}` +
             ` Project ${context.project} stays until it completes. Run it again once the cause is put right: ${patchCommand(context.project, integration.name, { retry: supply.retry + 1 })};` +
             ` or let the Project go without it, leaving what it made: ${patchCommand(context.project, integration.name, { skipTeardown: true })}`,
         };
@@ -460,7 +505,7 @@ function teardowns(input: { read: Read; context: Context; seen: Observations }):
     entries.unshift(entry);
   }
   return {
-    children: [...seen.observed.filter((each) => each.action === "run").map(kept), ...jobs],
+    children: [...seen.observed.filter((each) => each.action === "run").map(keep), ...jobs],
     status: entries.length ? { integrations: entries } : undefined,
     failed,
     waiting: { reason: "TearingDown", notYet: waitingFor.map((name): [string, string] => ["Job", name]), toBe: "complete" },
@@ -473,8 +518,8 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
   children,
   related,
   elsewhere: {
-    owns: (_project, group, key) => group === JOBS && key.startsWith(`${INTEGRATIONS_NAMESPACE}/`),
-    are: `its Jobs in Namespace ${INTEGRATIONS_NAMESPACE}`,
+    owns: (_project, group, key) => (group === JOBS || group === SERVICE_ACCOUNTS) && key.startsWith(`${INTEGRATIONS_NAMESPACE}/`),
+    are: `its Jobs and ServiceAccount in Namespace ${INTEGRATIONS_NAMESPACE}`,
   },
   customize: (_project, spec) => [{ apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: [profileNameOf(spec)] }],
   refusals: ["InvalidIntegrations"],
@@ -492,31 +537,40 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
       jobOf: (job) => byKey.get(`${job.metadata.namespace}/${job.metadata.name}`),
       ran: (name) => observed.some((job) => job.integration === name && job.action === "run"),
     };
-    // The hand-overs are named after their ServiceAccount, so that one kept
-    // as it is can be written whole from its name alone.
-    const handOverPrefix = `${namespace}/${handOverNameFor("")}`;
-    const handedOver = new Set(
-      [children[ROLES], children[ROLE_BINDINGS]].flatMap((group) => Object.keys(group).filter((key) => key.startsWith(handOverPrefix))).map((key) => key.slice(handOverPrefix.length)),
-    );
-    const keptHandOvers = [...handedOver].flatMap((serviceAccount) => handOver(namespace, serviceAccount));
-
     // What cannot be read leaves everything as it is: nothing starts, and
-    // nothing is torn down, so a Project whose integrations ran stays.
+    // nothing is torn down, so a Project whose integrations ran stays. The
+    // hand-over is kept naming the Secrets it names.
+    const observedRole = children[ROLES][`${namespace}/${HAND_OVER_NAME}`];
+    const handedOver = (observedRole?.rules ?? []).flatMap((rule) => rule.resourceNames ?? []);
+    const handingOver = (names: string[]) => ({
+      children: names.length ? handOver(namespace, names) : [],
+      labels: Object.fromEntries(names.map((name) => [`${HAND_OVER_LABEL_PREFIX}${name}`, "true"])),
+    });
+    const serviceAccount = serviceAccountFor(namespace);
     const inputs = read(spec, related, project.metadata.name);
     if (!("declared" in inputs)) {
-      return { children: [...observed.map(kept), ...keptHandOvers], invalid: inputs.problem, finalized: finalizing ? observed.length === 0 : undefined };
+      const kept = handingOver(handedOver);
+      const identity = observed.length ? [serviceAccount] : [];
+      return { children: [...observed.map(keep), ...identity, ...kept.children], labels: kept.labels, invalid: inputs.problem, finalized: finalizing ? observed.length === 0 : undefined };
     }
-    const context: Context = { project: project.metadata.name, namespace, members: inputs.members };
-    if (finalizing) {
-      const plan = teardowns({ read: inputs, context, seen });
-      return { ...plan, children: [...plan.children, ...keptHandOvers] };
-    }
-    // A new Job waits for the Namespace, and for what the features before
-    // this one ask for; once any has started, none waits for them again.
-    const mayStart = active && (earlierInPlace || observed.length > 0);
+    // The last report of each integration, which is what it made: from its
+    // Job, or, once that Job is gone (run again), from the status.
     const previous = v.parse(PreviousEntries, project.status ?? {}).integrations;
-    const plan = runs({ read: inputs, context, seen, mayStart, previous });
-    const handOvers = mayStart ? inputs.declared.filter((each) => each.handsOverSecret).flatMap((each) => handOver(namespace, each.serviceAccount)) : keptHandOvers;
-    return { ...plan, children: [...plan.children, ...handOvers] };
+    const reports: Reports = Object.fromEntries(
+      inputs.declared.flatMap(({ name }) => {
+        const report = observed.filter((job) => job.integration === name && job.action === "run").map((job) => reportOf(job.job)).find(Boolean) ?? previous.find((entry) => entry.name === name)?.outputs;
+        return report ? [[name, report]] : [];
+      }),
+    );
+    const uid = v.parse(Identified, project).metadata.uid ?? "";
+    const context: Context = { project: project.metadata.name, uid, namespace, members: inputs.members, reports };
+    const plan = finalizing
+      ? teardowns({ read: inputs, context, seen })
+      // A new Job waits for the Namespace, and for what the features before
+      // this one guard with; once any has started, none waits for them again.
+      : runs({ read: inputs, context, seen, mayStart: active && (earlierInPlace || observed.length > 0) });
+    const started = plan.children.length > 0 || observed.length > 0;
+    const handOvers = handingOver(started && !finalizing ? inputs.declared.filter((each) => each.handsOverSecret).map((each) => each.name) : handedOver);
+    return { ...plan, children: [...(started ? [serviceAccount] : []), ...plan.children, ...handOvers.children], labels: handOvers.labels };
   },
 };

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { sync } from "../sync.ts";
-import { INTEGRATION_NAME_MAX_LENGTH, INTEGRATION_RULES, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION, RESERVED_ENV } from "../features/integrations.ts";
+import { HAND_OVER_LABEL_PREFIX, INTEGRATION_NAME_MAX_LENGTH, INTEGRATION_RULES, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION, RESERVED_ENV } from "../features/integrations.ts";
 import { annotatedAsTold, assertBoundToDeny, deleting, find, objects, paramsOf, policyNamed, projectSchema, trusted } from "./admission.ts";
 import { admit, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { at, namespaces, project, related, verdict } from "./helpers.ts";
@@ -15,7 +15,7 @@ const integrationsSchema = profileCrd.spec.versions[0].schema.openAPIV3Schema.pr
 const controller = find("CompositeController");
 
 describe("admission: a profile's integrations, judged alike by the CRD and sync", () => {
-  const integration = (name: string, extra: Record<string, unknown> = {}) => ({ name, image: "node:24.21.0-alpine", command: ["node"], serviceAccount: name, ...extra });
+  const integration = (name: string, extra: Record<string, unknown> = {}) => ({ name, image: "node:24.21.0-alpine", command: ["node"], ...extra });
   const CASES: { what: string; integrations: unknown[]; breaks?: string }[] = [
     { what: "two in order", integrations: [integration("repository"), integration("runner", { after: ["repository"] })] },
     { what: "a name of the longest length", integrations: [integration("x".repeat(INTEGRATION_NAME_MAX_LENGTH))] },
@@ -50,57 +50,73 @@ describe("admission: a profile's integrations, judged alike by the CRD and sync"
   test("a Project supplies parameters, a retry and skipTeardown per integration, and nothing that runs", () => {
     const supplied = projectSchema.properties.spec.properties.integrations.additionalProperties;
     assert.deepEqual(Object.keys(supplied.properties).sort(), ["parameters", "retry", "skipTeardown"]);
-    assert.deepEqual(schemaErrors(supplied, { image: "evil" }), [], "an unknown field is pruned by the API server, never run");
+    // Refused under kubectl's strict field validation, pruned under a client's that asks for none: never run.
+    assert.deepEqual(schemaErrors(supplied, { image: "evil" }), ['self: unknown field "image"']);
   });
 });
 
 describe("admission: what integrations may write", () => {
   const secrets = policyNamed("integration-secrets");
   const ownership = policyNamed("ownership");
-  const projectNamespace = { name: "proj-shop", labels: { "agrrh.com/project": "shop" } };
-  const runner = `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:gitlab-runner`;
-  const writing = (name: string, username: string, namespace: AdmissionRequest["namespace"] = projectNamespace) =>
-    admit(secrets, { operation: "CREATE", resource: { group: "", resource: "secrets" }, name, namespace, object: { metadata: { name } }, username });
+  // As sync labels it: its integration gitlab-runner hands a Secret over there.
+  const projectNamespace = { name: "proj-shop", labels: { "agrrh.com/project": "shop", [`${HAND_OVER_LABEL_PREFIX}gitlab-runner`]: "true" } };
+  const shopsJobs = `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:proj-shop`;
+  const writing = (name: string, username: string, { namespace = projectNamespace as AdmissionRequest["namespace"], type = undefined as string | undefined } = {}) =>
+    admit(secrets, { operation: "CREATE", resource: { group: "", resource: "secrets" }, name, namespace, object: { metadata: { name }, ...(type ? { type } : {}) }, username });
 
-  test("an integration writes into a Project's Namespace the Secret named after its ServiceAccount, and no other", () => {
-    assert.equal(writing("gitlab-runner", runner).allowed, true);
-    const other = writing("admin-token", runner);
+  test("a Project's own integrations write into its Namespace the Secrets its labels name, Opaque, and no other", () => {
+    assert.equal(writing("gitlab-runner", shopsJobs).allowed, true);
+    assert.equal(writing("gitlab-runner", shopsJobs, { type: "Opaque" }).allowed, true);
+    const other = writing("admin-token", shopsJobs);
     assert.equal(other.allowed, false);
-    assert.equal(other.message, `${runner} may write only the Secret named after it in a Project's\nNamespace, and admin-token is not.`.replace("\n", " "));
+    assert.match(String(other.message), /only if it is that Project's own integrations' ServiceAccount, and only an Opaque Secret an integration of its profile hands over there; admin-token is not one\.$/);
+    assert.equal(writing("gitlab-runner", shopsJobs, { type: "kubernetes.io/service-account-token" }).allowed, false, "a token of one of the Namespace's ServiceAccounts");
+  });
+
+  test("another Project's integrations write nothing into this Project's Namespace, its hand-over's name included", () => {
+    assert.equal(writing("gitlab-runner", `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:proj-other`).allowed, false);
+    assert.equal(writing("gitlab-runner", `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:gitlab-runner`).allowed, false, "an identity shared by Projects, as before");
   });
 
   test("the rule is the integrations' alone: people, the Namespace's own ServiceAccounts, and Namespaces no Project owns, are not matched", () => {
     assert.equal(writing("admin-token", "alice").matched, false);
     assert.equal(writing("admin-token", "system:serviceaccount:proj-shop:deployer").matched, false);
-    assert.equal(writing("anything", runner, { name: "kube-system", labels: {} }).matched, false);
+    assert.equal(writing("anything", shopsJobs, { namespace: { name: "kube-system", labels: {} } }).matched, false);
     assertBoundToDeny(secrets);
   });
 
   // A Job as Metacontroller made it, and the same with one change.
   const job = {
-    metadata: { name: "shop-gitlab-runner-x", namespace: INTEGRATIONS_NAMESPACE, labels: { "controller-uid": "u", "agrrh.com/project": "shop" }, annotations: { "metacontroller.k8s.io/last-applied-configuration": "{}" }, ownerReferences: [{ kind: "Project", name: "shop" }] },
-    spec: { template: { spec: { serviceAccountName: "gitlab-runner" } } },
+    metadata: { name: "shop-gitlab-runner-0k3ds9x2q1m", namespace: INTEGRATIONS_NAMESPACE, labels: { "controller-uid": "u", "agrrh.com/project": "shop" }, annotations: { "metacontroller.k8s.io/last-applied-configuration": "{}" }, ownerReferences: [{ kind: "Project", name: "shop" }] },
+    spec: { template: { spec: { serviceAccountName: "proj-shop" } } },
   };
+  /** A token the kubelet mounts in one of the Job's Pods: the Pod's name comes with it. */
+  const podOf = (jobName: string) => ({ "authentication.kubernetes.io/pod-name": [`${jobName}-x7k2p`], "authentication.kubernetes.io/pod-uid": ["pod-uid"] });
   const changed = (change: (object: any) => void) => {
     const object = structuredClone(job);
     change(object);
     return object;
   };
-  const updating = (object: unknown, username: string) =>
-    admit(ownership, { operation: "UPDATE", resource: { group: "batch", resource: "jobs" }, kind: "Job", name: job.metadata.name, namespace: { name: INTEGRATIONS_NAMESPACE }, object: object as any, oldObject: job as any, username }, paramsOf(ownership));
+  const updating = (object: unknown, username: string, extra?: Record<string, string[]>) =>
+    admit(ownership, { operation: "UPDATE", resource: { group: "batch", resource: "jobs" }, kind: "Job", name: job.metadata.name, namespace: { name: INTEGRATIONS_NAMESPACE }, object: object as any, oldObject: job as any, username, ...(extra ? { extra } : {}) }, paramsOf(ownership));
   const reported = changed((object) => (object.metadata.annotations[OUTPUTS_ANNOTATION] = '{"runner":"5"}'));
 
-  test("a Job's own ServiceAccount may report on it, and change nothing else of it", () => {
-    assert.equal(updating(reported, runner).allowed, true);
-    assert.equal(updating(changed((object) => delete object.metadata.labels["controller-uid"]), runner).allowed, false, "detach it");
-    assert.equal(updating(changed((object) => (object.metadata.annotations.other = "x")), runner).allowed, false, "another annotation");
-    assert.equal(updating(changed((object) => (object.spec.suspend = true)), runner).allowed, false, "its spec");
-    assert.equal(updating(changed((object) => (object.metadata.ownerReferences = [])), runner).allowed, false, "its owner");
+  test("a Pod of the Job itself may report on it, and change nothing else of it", () => {
+    const own = podOf(job.metadata.name);
+    assert.equal(updating(reported, shopsJobs, own).allowed, true);
+    assert.equal(updating(changed((object) => delete object.metadata.labels["controller-uid"]), shopsJobs, own).allowed, false, "detach it");
+    assert.equal(updating(changed((object) => (object.metadata.annotations.other = "x")), shopsJobs, own).allowed, false, "another annotation");
+    assert.equal(updating(changed((object) => (object.spec.suspend = true)), shopsJobs, own).allowed, false, "its spec");
+    assert.equal(updating(changed((object) => (object.metadata.ownerReferences = [])), shopsJobs, own).allowed, false, "its owner");
   });
 
-  test("no other ServiceAccount or person may report on it; Metacontroller may write it", () => {
-    assert.equal(updating(reported, `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:gitlab-repository`).allowed, false);
-    assert.equal(updating(reported, "system:serviceaccount:proj-shop:gitlab-runner").allowed, false);
+  test("no other Job's Pod, no token not bound to a Pod, no other ServiceAccount and no person may report on it; Metacontroller may write it", () => {
+    assert.equal(updating(reported, shopsJobs).allowed, false, "a token made by hand for the ServiceAccount");
+    assert.equal(updating(reported, shopsJobs, podOf("shop-gitlab-repository-1a2b3c4d5e6")).allowed, false, "the Project's other integration");
+    assert.equal(updating(reported, shopsJobs, podOf(`${job.metadata.name}-x7k2p`)).allowed, false, "a Job named like a Pod of this one");
+    assert.equal(updating(reported, shopsJobs, { "authentication.kubernetes.io/pod-name": [`${job.metadata.name}x-abcd`] }).allowed, false, "a Job whose name this one's starts");
+    assert.equal(updating(reported, `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:proj-other`, podOf(job.metadata.name)).allowed, false, "another Project's identity");
+    assert.equal(updating(reported, "system:serviceaccount:proj-shop:gitlab-runner", podOf(job.metadata.name)).allowed, false);
     assert.equal(updating(reported, "alice").allowed, false);
     assert.equal(updating(changed((object) => (object.metadata.labels.x = "y")), trusted["metacontroller"]!).allowed, true);
   });

@@ -2,23 +2,28 @@
 // in order, with status, retries and teardown.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, GROUP, NAMESPACES as NAMESPACE_GROUP, PROJECT_LABEL, finalize, sync, type Child, type ObservedChildren, type SyncResponse } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACES as NAMESPACE_GROUP, PROJECT_LABEL, finalize, sync, type Child, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
 import { DEFAULT_PROFILE as GUARDRAILS_DEFAULT_PROFILE, PROFILE, PROFILES as GUARDRAILS_PROFILES } from "../features/guardrails.ts";
 import {
+  CONTAINER,
   DEFAULT_PROFILE,
+  HAND_OVER_LABEL_PREFIX,
+  HAND_OVER_NAME,
   INTEGRATION_RULES,
   INTEGRATIONS_NAMESPACE,
   JOBS,
+  JOB_NAME_MAX_LENGTH,
   LABELS,
   OUTPUTS_ANNOTATION,
   PROFILES,
+  REFUSED_EXIT_CODE,
+  REFUSED_OUTPUT,
   RESERVED_ENV,
-  handOverNameFor,
   jobNameFor,
   type IntegrationStatus,
   type Job,
 } from "../features/integrations.ts";
-import { at, namespaces, project, related, verdict, withObserved } from "./helpers.ts";
+import { SETTLED, at, namespaceIn, namespaces, project, related, verdict, withObserved } from "./helpers.ts";
 
 const PROJECT = "shop";
 const NAMESPACE = "proj-shop";
@@ -27,7 +32,6 @@ const integration = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
   image: "node:24.21.0-alpine",
   command: ["node", `/integration/${name}.mjs`],
-  serviceAccount: name,
   secret: "gitlab",
   ...extra,
 });
@@ -35,7 +39,11 @@ const integration = (name: string, extra: Record<string, unknown> = {}) => ({
 const THREE = [integration("repository", { parameters: ["visibility"], teardown: true, members: true }), integration("tracker", { teardown: true }), integration("runner", { after: ["repository"], teardown: true, handsOverSecret: true })];
 
 const profiled = (integrations: unknown[] = THREE) => related({}, { [DEFAULT_PROFILE]: { integrations } });
-const shop = (spec: Record<string, unknown> = {}, extra: { status?: any } = {}) => project(PROJECT, { spec: { integrations: { repository: { parameters: { visibility: "internal" } } }, ...spec }, ...extra });
+// A Project that was Ready once, so that what it waits for is told in detail.
+const shop = (spec: Record<string, unknown> = {}, extra: { status?: any } = {}): Project => {
+  const made = project(PROJECT, { spec: { integrations: { repository: { parameters: { visibility: "internal" } } }, ...spec }, status: SETTLED, ...extra });
+  return { ...made, metadata: { ...made.metadata, uid: "uid-of-shop" } };
+};
 const active = () => namespaces({ [NAMESPACE]: "Active" });
 
 const jobsIn = (answer: SyncResponse) => answer.children.filter((child): child is Job => child.kind === "Job");
@@ -80,27 +88,51 @@ describe("integrations: in order, one Job each", () => {
     assert.match(verdict(answer).message, /^Namespace proj-shop is Active; waiting for Job shop-repository-\w+, shop-tracker-\w+, shop-runner-\w+ to be complete\.$/);
   });
 
-  test("a Job runs in the install's Namespace as the profile's ServiceAccount, with its Secret and the Project's parameters", () => {
-    const job = jobFor(sync(shop(), active(), profiled(), at), "repository");
+  test("a Job runs in the install's Namespace as the Project's own ServiceAccount, with its Secret, the Project's parameters and what it reported before", () => {
+    const answer = sync(shop(), active(), profiled(), at);
+    const job = jobFor(answer, "repository");
     assert.equal(job.metadata.namespace, INTEGRATIONS_NAMESPACE);
     const pod = (job.spec as any).template.spec;
-    assert.equal(pod.serviceAccountName, "repository");
+    assert.equal(pod.serviceAccountName, NAMESPACE, "named after the Project's Namespace, and so no other Project's");
+    assert.deepEqual(answer.children.filter((child) => child.kind === "ServiceAccount"), [{ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: NAMESPACE, namespace: INTEGRATIONS_NAMESPACE } }]);
     const [container] = pod.containers;
     assert.deepEqual(container.envFrom, [{ secretRef: { name: "gitlab" } }]);
     const env = Object.fromEntries(container.env.map(({ name, value }: { name: string; value: string }) => [name, value]));
     assert.deepEqual(
       { ...env, JOB_NAME: undefined },
-      { PROJECT, PROJECT_NAMESPACE: NAMESPACE, INTEGRATION: "repository", ACTION: "run", JOB_NAME: undefined, SERVICE_ACCOUNT: "repository", PARAMETERS: '{"visibility":"internal"}', MEMBERS: "[]" },
+      {
+        PROJECT,
+        PROJECT_NAMESPACE: NAMESPACE,
+        INTEGRATION: "repository",
+        ACTION: "run",
+        JOB_NAME: undefined,
+        PROJECT_UID: "uid-of-shop",
+        PARAMETERS: '{"visibility":"internal"}',
+        MEMBERS: "[]",
+        LAST_REPORT: "{}",
+        AFTER_REPORTS: "{}",
+      },
     );
     assert.equal(env.JOB_NAME, job.metadata.name);
     assert.equal(pod.restartPolicy, "Never");
     assert.equal(job.metadata.labels[LABELS.project], PROJECT);
   });
 
-  test("no Job is asked for before the Project's Namespace is Active", () => {
+  test("a program that refuses stops its Job at once: the refusal's exit code fails it without its retries", () => {
+    const job = jobFor(sync(shop(), active(), profiled(), at), "repository");
+    assert.deepEqual((job.spec as any).podFailurePolicy, { rules: [{ action: "FailJob", onExitCodes: { containerName: CONTAINER, operator: "In", values: [REFUSED_EXIT_CODE] } }] });
+  });
+
+  test("no ServiceAccount is asked for a Project whose profile has no integrations", () => {
+    const answer = sync(shop({ integrations: undefined }), active(), profiled([]), at);
+    assert.deepEqual(answer.children.filter((child) => child.kind === "ServiceAccount"), []);
+  });
+
+  test("no Job, and so no ServiceAccount, is asked for before the Project's Namespace is Active", () => {
     for (const children of [namespaces(), namespaces({ [NAMESPACE]: null })]) {
       const answer = sync(shop(), children, profiled(), at);
       assert.deepEqual(jobsIn(answer), []);
+      assert.deepEqual(answer.children.filter((child) => child.kind === "ServiceAccount"), []);
       assert.deepEqual(phases(answer), { repository: "Waiting", tracker: "Waiting", runner: "Waiting" });
     }
   });
@@ -187,10 +219,44 @@ describe("integrations: failures and runs again", () => {
     (reported[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).metadata.annotations[OUTPUTS_ANNOTATION] = '{"url":"https://gitlab.example/shop"}';
     const shown = sync(shop(), reported, profiled(), at);
     assert.deepEqual(statusOf(shown)[0]?.outputs, { url: "https://gitlab.example/shop" });
-    const again = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), reported, profiled(), at, );
-    assert.deepEqual(statusOf(again)[0]?.outputs, undefined, "nothing is kept without a previous status");
+    const again = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), reported, profiled(), at);
+    assert.deepEqual(statusOf(again)[0]?.outputs, { url: "https://gitlab.example/shop" }, "from the Job that reported it, while it is observed");
+    assert.deepEqual(statusOf(sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), active(), profiled(), at))[0]?.outputs, undefined, "nothing is kept without it or a previous status");
     const kept = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }, { status: shown.status }), reported, profiled(), at);
     assert.deepEqual([statusOf(kept)[0]?.phase, statusOf(kept)[0]?.outputs], ["Running", { url: "https://gitlab.example/shop" }]);
+  });
+
+  const envOf = (job: Job) => Object.fromEntries((job.spec as any).template.spec.containers[0].env.map(({ name, value }: { name: string; value: string }) => [name, value]));
+  /** The children with the repository's Job complete, having reported `report`. */
+  const reportedBy = (first: SyncResponse, report: string, outcome: Outcome = "complete") => {
+    const children = observed(active(), [[jobFor(first, "repository"), outcome]]);
+    (children[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).metadata.annotations[OUTPUTS_ANNOTATION] = report;
+    return children;
+  };
+
+  test("what an integration reported is told to its next run as LAST_REPORT, and to those after it as AFTER_REPORTS: nothing a tenant can write", () => {
+    const first = sync(shop(), active(), profiled(), at);
+    const children = reportedBy(first, '{"url":"https://gitlab.example/teams/shop","id":"100"}');
+    const answer = sync(shop(), children, profiled(), at);
+    assert.equal(envOf(jobFor(answer, "runner")).AFTER_REPORTS, '{"repository":{"url":"https://gitlab.example/teams/shop","id":"100"}}');
+    const again = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), children, profiled(), at);
+    assert.equal(envOf(jobFor(again, "repository")).LAST_REPORT, '{"url":"https://gitlab.example/teams/shop","id":"100"}');
+    assert.equal(jobFor(answer, "repository").metadata.name, jobFor(first, "repository").metadata.name, "a report runs nothing again");
+  });
+
+  test("once the Job that reported is gone, what it reported comes from the status, to the run after it and to the teardown", () => {
+    const first = sync(shop(), active(), profiled(), at);
+    const shown = sync(shop(), reportedBy(first, '{"id":"100"}'), profiled(), at);
+    const retried = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }, { status: shown.status }), active(), profiled(), at);
+    assert.equal(envOf(jobFor(retried, "repository")).LAST_REPORT, '{"id":"100"}');
+  });
+
+  test("a Job whose program refused says the program's words in Ready, and how to run it again once an admin has put it right", () => {
+    const first = sync(shop(), active(), profiled(), at);
+    const children = reportedBy(first, JSON.stringify({ [REFUSED_OUTPUT]: "GitLab repository teams/shop exists and this Project did not make it, so it is left as it is." }), { failed: "PodFailurePolicy" });
+    const { reason, message } = verdict(sync(shop(), children, profiled(), at));
+    assert.equal(reason, "IntegrationFailed");
+    assert.match(message, /^Integration repository refused, and Job project-integrations\/shop-repository-\w+ stopped: GitLab repository teams\/shop exists and this Project did not make it, so it is left as it is\. Once the cause is put right, run it again: kubectl patch /);
   });
 
   test("a report that is not a few short strings is not shown", () => {
@@ -254,33 +320,35 @@ describe("integrations: what a profile declares and a Project supplies", () => {
 });
 
 describe("integrations: handing a Secret to the Project's Namespace", () => {
-  test("an integration that hands over a Secret gets a Role on that one Secret and a RoleBinding to its ServiceAccount", () => {
+  test("the Project's own ServiceAccount gets a Role on the Secrets its integrations hand over, named after them, and the Namespace's labels name them", () => {
     const answer = sync(shop(), active(), profiled(), at);
-    const handOver = answer.children.filter((child) => child.metadata.name === handOverNameFor("runner"));
+    const handOver = answer.children.filter((child) => child.metadata.name === HAND_OVER_NAME);
     assert.deepEqual(handOver, [
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "Role",
-        metadata: { name: "integration-runner", namespace: NAMESPACE },
+        metadata: { name: HAND_OVER_NAME, namespace: NAMESPACE },
         rules: [
           { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
-          { apiGroups: [""], resources: ["secrets"], resourceNames: ["runner"], verbs: ["get", "update", "patch"] },
+          { apiGroups: [""], resources: ["secrets"], resourceNames: ["runner"], verbs: ["update", "patch"] },
         ],
       },
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "RoleBinding",
-        metadata: { name: "integration-runner", namespace: NAMESPACE },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "integration-runner" },
-        subjects: [{ kind: "ServiceAccount", name: "runner", namespace: INTEGRATIONS_NAMESPACE }],
+        metadata: { name: HAND_OVER_NAME, namespace: NAMESPACE },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: HAND_OVER_NAME },
+        subjects: [{ kind: "ServiceAccount", name: NAMESPACE, namespace: INTEGRATIONS_NAMESPACE }],
       },
     ]);
+    assert.equal(namespaceIn(answer)?.metadata.labels[`${HAND_OVER_LABEL_PREFIX}runner`], "true");
+    assert.equal(namespaceIn(answer)?.metadata.labels[`${HAND_OVER_LABEL_PREFIX}repository`], undefined, "only those that hand one over");
   });
 
-  test("the hand-over stays as it is while the profile is missing, and is not waited for by the members", () => {
+  test("the hand-over stays as it is while the profile is missing, naming the same Secrets, and is not waited for by the members", () => {
     const children = settled();
     const missing = sync(shop(), children, related({}, {}), at);
-    assert.equal(missing.children.filter((child) => child.metadata.name === handOverNameFor("runner")).length, 2);
+    assert.deepEqual(missing.children.filter((child) => child.metadata.name === HAND_OVER_NAME), sync(shop(), children, profiled(), at).children.filter((child) => child.metadata.name === HAND_OVER_NAME));
     const members = { members: [{ kind: "User", name: "alice@example.com", role: "admin" }] };
     const withMembers = settled(members);
     assert.equal(verdict(sync(shop(members), withMembers, profiled(), at)).status, "True");
@@ -368,12 +436,14 @@ describe("integrations: nothing outside its own places is the Project's", () => 
 });
 
 describe("integrations: names", () => {
-  test("a Job's name fits the Job controller's job-name label, however long the Project's name, and differs with its inputs", () => {
+  test("a Job's name is short enough for its Pods' names to hold it whole, however long the Project's name, and differs with its inputs", () => {
     const longest = "p".repeat(58);
     for (const action of ["run", "teardown"] as const) {
       const name = jobNameFor(longest, "x".repeat(30), action, {});
-      assert.ok(name.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name), name);
+      assert.ok(name.length <= JOB_NAME_MAX_LENGTH && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name), name);
     }
+    // A generated name is its base cut to 58 characters, then 5 of its own.
+    assert.equal(JOB_NAME_MAX_LENGTH + "-".length, 63 - 5);
     assert.notEqual(jobNameFor(PROJECT, "tracker", "run", { revision: 1 }), jobNameFor(PROJECT, "tracker", "run", { revision: 2 }));
     assert.notEqual(jobNameFor(PROJECT, "tracker", "run", {}), jobNameFor(PROJECT, "tracker", "teardown", {}));
     assert.notEqual(jobNameFor(longest, "tracker", "run", {}), jobNameFor(longest, "tracker", "teardown", {}), "where the names are cut short");
