@@ -79,17 +79,27 @@ const KUBERNETES_REGEX_LIBRARY = [
   }),
 ];
 
+// Kubernetes' lists library, as far as the manifest uses it: the sum of a
+// list of integers (of an empty one, 0).
+const KUBERNETES_LISTS_LIBRARY = [
+  celMethod("sum", listType(CelScalar.INT), [], CelScalar.INT, function () {
+    let total = 0n;
+    for (const item of this) total += item as bigint;
+    return total;
+  }),
+];
+
 /** The value of a CEL expression with the given variables (`self`, `oldObject`, …) bound. */
 export function evaluateCel(expression: string, variables: Record<string, Json | CelInput | undefined>): unknown {
   const bound = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, toCel(value ?? null)]));
-  return run(expression, bound, { funcs: [...KUBERNETES_QUANTITY_LIBRARY, ...strings, ...KUBERNETES_REGEX_LIBRARY] });
+  return run(expression, bound, { funcs: [...KUBERNETES_QUANTITY_LIBRARY, ...strings, ...KUBERNETES_REGEX_LIBRARY, ...KUBERNETES_LISTS_LIBRARY] });
 }
 
 /**
  * What the API server would say against a value under a CRD's structural
  * schema, as far as the CRDs use it: type, required, enum, pattern, lengths,
  * integer bounds,
- * maxItems, maxProperties, additionalProperties,
+ * maxItems, maxProperties, additionalProperties, unknown fields,
  * then the x-kubernetes-validations rules of each level that passed those.
  * An empty list means admitted.
  */
@@ -114,6 +124,13 @@ export function schemaErrors(schema: any, value: unknown, path = "self"): string
       }
       for (const [key, child] of Object.entries(schema.properties ?? {})) {
         errors.push(...schemaErrors(child, (value as Record<string, unknown>)[key], `${path}.${key}`));
+      }
+      // kubectl asks for strict field validation: a field the schema does
+      // not declare is refused, not pruned. Every object may carry the three
+      // the API server itself reads at the top.
+      if (schema.properties && !schema.additionalProperties && !schema["x-kubernetes-preserve-unknown-fields"]) {
+        const everywhere = path === "self" ? ["apiVersion", "kind", "metadata"] : [];
+        for (const key of Object.keys(value)) if (!(key in schema.properties) && !everywhere.includes(key)) fail(`unknown field "${key}"`);
       }
       break;
     case "string":
@@ -153,6 +170,8 @@ export type AdmissionRequest = {
   oldObject?: Json;
   username: string;
   groups?: string[];
+  /** What the authenticator adds, such as the Pod a ServiceAccount token is bound to. */
+  extra?: Record<string, string[]>;
   /**
    * What the requester may do, for the policies' `authorizer` checks:
    * `group/resource/verb` on every object, `group/resource/verb/name` on one.
@@ -229,7 +248,7 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json | nu
     name: request.name,
     namespace: aboutANamespace ? request.name : (request.namespace?.name ?? ""),
     kind: { kind: request.kind ?? "" },
-    userInfo: { username: request.username, groups: request.groups ?? [] },
+    userInfo: { username: request.username, groups: request.groups ?? [], ...(request.extra ? { extra: request.extra } : {}) },
   };
   // An admission policy sees every object's properties by their own names,
   // a custom resource's too (seen on 1.36: a custom resource's `m.namespace`

@@ -1,22 +1,26 @@
-// The largest sync request Metacontroller can send about a Project the API
-// server has stored, built part by part as the API server stores each object
-// and Metacontroller sends it, so that the webhook's body limit is sized from
-// what can really arrive, not from a round number (largest-request.test.ts).
+// The largest sync request Metacontroller can send about a Project a member
+// can make, built part by part as the API server stores each object and
+// Metacontroller sends it, so that the webhook's body limit is sized from
+// what can really arrive, not from a round number; and the proof that the
+// largest such Project leaves room for the largest status sync writes onto
+// it (largest-request.test.ts).
 //
 // - The Project: its spec at the CRD's limits, every character one that Go's
-//   JSON writes as six bytes (`<`), and then as large as the API server
-//   stores a custom resource at all. It keeps one as JSON, escaped as Go
-//   escapes it, in one etcd request, which etcd caps at --max-request-bytes:
-//   1.5 MiB by default. Measured on the local control plane: a Project
-//   served as 1,572,613 bytes was stored; one with a thousand `<` more was
-//   refused with "etcdserver: request is too large". An admin member can
-//   grow their own Project that far with annotations.
+//   JSON writes as six bytes (`<`), and as many annotations as
+//   projects.agrrh.com-size lets a member write. The API server keeps it as
+//   JSON, escaped as Go escapes it, in one etcd request, which etcd caps at
+//   --max-request-bytes: 1.5 MiB by default (measured on the local control
+//   plane: one served as 1,572,613 bytes was stored, one a thousand `<`
+//   larger was refused with "etcdserver: request is too large").
+// - Its status: what sync answers for it, and, for the room it needs, the
+//   most any profile can make it say (sixteen integrations reporting all
+//   they may).
 // - Its children: sync's answer for it, as Metacontroller stores each object
 //   (its label, owner reference, managed fields, and its copy of what it
 //   applied). Nobody else writes them: k8s.yaml's ownership guard.
 // - Related: the same Namespace again, and what the features watch (the
-//   default profile and budget as `kubectl apply` stores them; the Project
-//   has no requester, whose other Projects would come too).
+//   default profile and budget as `kubectl apply` stores them, and all the
+//   places a budget can give its requester).
 // - The CompositeController, as `kubectl apply` stores it.
 // Objects that only cluster admins write (a profile, the CompositeController)
 // are taken as k8s.yaml ships them: docs/operating.md says when to raise the
@@ -24,7 +28,8 @@
 import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
 import { DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
 import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
-import { BUDGET, BUDGETS, SIBLINGS } from "../features/budget.ts"; // feature: budget
+import { BUDGET, BUDGETS, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
+import { INTEGRATION_NAME_MAX_LENGTH, JOBS, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
 import { GROUP_OF_KIND } from "./helpers.ts";
 import { CLIENT_SIDE_APPLY_ANNOTATION, goJson, readManifest } from "./manifest.ts";
 
@@ -40,6 +45,9 @@ const COSTLIEST = "<";
 const { find } = readManifest();
 const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
 const specSchema = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
+const size = find("ValidatingAdmissionPolicy", `${PARENT.plural}.${GROUP}-size`);
+/** How many characters of labels and annotations projects.agrrh.com-size lets a member write. */
+export const MEMBERS_CHARACTERS = Number(/variables\.characters <= (\d+)/.exec(JSON.stringify(size.spec.validations))?.[1]);
 
 /** The managed fields the API server records for whoever wrote these fields: a key per field, lists whole. */
 function fieldsOf(value: unknown): unknown {
@@ -81,6 +89,9 @@ function appliedByKubectl(object: any): any {
   return { ...object, metadata: { ...object.metadata, uid: UID, resourceVersion: "1", creationTimestamp: TIME, annotations: { [CLIENT_SIDE_APPLY_ANNOTATION]: goJson(object) } } };
 }
 
+/** `n` distinct names of `length` letters, as a name or key must be. */
+const names = (n: number, length: number) => Array.from({ length: n }, (_, index) => `x${index.toString(36).padStart(length - 1, "0")}`);
+
 /** The longest spec the CRD admits, in the costliest characters. */
 function largestSpec() {
   const spec: Record<string, unknown> = {
@@ -97,19 +108,33 @@ function largestSpec() {
   // end feature: members
   spec["deletionProtection"] = true; // feature: deletion-protection
   spec["profile"] = DEFAULT_PROFILE; // feature: guardrails
+  // feature: integrations
+  const supplied = specSchema.integrations;
+  const parameters = supplied.additionalProperties.properties.parameters;
+  spec["integrations"] = Object.fromEntries(
+    names(supplied.maxProperties, INTEGRATION_NAME_MAX_LENGTH).map((integration) => [
+      integration,
+      {
+        parameters: Object.fromEntries(names(parameters.maxProperties, 63).map((parameter) => [parameter, COSTLIEST.repeat(parameters.additionalProperties.maxLength)])),
+        retry: 2 ** 31 - 1,
+        skipTeardown: true,
+      },
+    ]),
+  );
+  // end feature: integrations
   return spec;
 }
 
-export function largestLegalRequest() {
-  const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };
-  related[PROFILES] = { [DEFAULT_PROFILE]: appliedByKubectl(find(PROFILE.kind, DEFAULT_PROFILE)) }; // feature: guardrails
-  // feature: budget
-  // A Project with a requester brings their other Projects too, each up to
-  // this size again: docs/budget.md says what that costs, and whom.
-  related[BUDGETS] = { [BUDGET.name]: appliedByKubectl(find(BUDGET.kind, BUDGET.name)) };
-  related[SIBLINGS] = {};
-  // end feature: budget
-  const parent: Project & { metadata: any } = {
+/** The largest Project a member can make, as the API server stores it, without a status. */
+function largestProject(): Project & { metadata: any } {
+  const spec = largestSpec();
+  // All of what a member may write as annotations, in the costliest characters.
+  const annotations: Record<string, string> = {};
+  annotations[REQUESTER_ANNOTATION] = COSTLIEST.repeat(256); // feature: budget
+  annotations[REQUESTER_GROUPS_ANNOTATION] = COSTLIEST.repeat(4096); // feature: budget
+  const written = Object.entries(annotations).reduce((sum, [key, value]) => sum + key.length + value.length, 0);
+  annotations["filler"] = COSTLIEST.repeat(MEMBERS_CHARACTERS - written - "filler".length);
+  return {
     apiVersion: API_VERSION,
     kind: PARENT.kind,
     metadata: {
@@ -118,14 +143,49 @@ export function largestLegalRequest() {
       generation: 1,
       resourceVersion: "1234567",
       creationTimestamp: TIME,
-      managedFields: [{ manager: "kubectl-create", operation: "Update", apiVersion: API_VERSION, time: TIME, fieldsType: "FieldsV1", fieldsV1: { "f:spec": fieldsOf(largestSpec()) } }],
+      finalizers: [`metacontroller.io/compositecontroller-${find("CompositeController").metadata.name}`],
+      annotations,
+      managedFields: [
+        { manager: "kubectl-create", operation: "Update", apiVersion: API_VERSION, time: TIME, fieldsType: "FieldsV1", fieldsV1: { "f:metadata": fieldsOf({ annotations }), "f:spec": fieldsOf(spec) } },
+        { manager: "metacontroller", operation: "Update", apiVersion: API_VERSION, time: TIME, fieldsType: "FieldsV1", fieldsV1: { "f:metadata": { "f:finalizers": {} } } },
+      ],
     },
-    spec: largestSpec(),
+    spec,
   };
-  // Until the answer no longer changes: Namespace, then guardrails, then access.
+}
+
+/** The places its requester may hold at most, each as Metacontroller stores it, and the one that says all are taken. */
+function largestPlaces(requester: string): Record<string, unknown> {
+  const hash = requesterHash(requester);
+  const places: Place[] = Array.from({ length: MAX_PROJECTS }, (_, index) => ({
+    apiVersion: PLACE.apiVersion,
+    kind: PLACE.kind,
+    metadata: { name: placeNameFor(hash, index + 1), labels: { "agrrh.com/requester-hash": hash } },
+    spec: { project: LONGEST_NAME, place: index + 1 },
+  }));
+  places.push({
+    apiVersion: PLACE.apiVersion,
+    kind: PLACE.kind,
+    metadata: { name: spentNameFor(hash), labels: { "agrrh.com/requester-hash": hash, "agrrh.com/budget-spent": "true" } },
+    spec: { requester, groups: COSTLIEST.repeat(4096), held: MAX_PROJECTS, limit: MAX_PROJECTS, contact: COSTLIEST.repeat(256) },
+  });
+  return Object.fromEntries(places.map((place) => [place.metadata.name, asStored(place as any)]));
+}
+
+export function largestLegalRequest() {
+  const parent = largestProject();
+  const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };
+  related[PROFILES] = { [DEFAULT_PROFILE]: appliedByKubectl(find(PROFILE.kind, DEFAULT_PROFILE)) }; // feature: guardrails
+  // feature: budget
+  related[BUDGETS] = { [BUDGET.name]: appliedByKubectl(find(BUDGET.kind, BUDGET.name)) };
+  related[PLACES] = largestPlaces(parent.metadata.annotations[REQUESTER_ANNOTATION]);
+  // end feature: budget
+  // Until the answer no longer changes: each round is what Metacontroller
+  // made of the one before. It holds the first of its requester's places.
   let children = observedAs({ status: {} as any, children: [] });
+  children[PLACES] = { [placeNameFor(requesterHash(parent.metadata.annotations[REQUESTER_ANNOTATION]), 1)]: Object.values(related[PLACES]!)[0] as Record<string, unknown> }; // feature: budget
   let answer = sync(parent, children, related as any);
-  for (let round = 0; round < 5; round += 1) {
+  for (let round = 0; round < 6; round += 1) {
     children = observedAs(answer);
     related[NAMESPACES] = Object.fromEntries(Object.entries(children[NAMESPACES]));
     const next = sync({ ...parent, status: answer.status } as Project, children, related as any);
@@ -133,10 +193,37 @@ export function largestLegalRequest() {
     answer = next;
     if (settled) break;
   }
-  parent.status = answer.status as Project["status"];
-  // The rest of what etcd takes, as annotations an admin member may write.
-  const room = ETCD_MAX_REQUEST_BYTES - Buffer.byteLength(goJson({ ...parent, metadata: { ...parent.metadata, annotations: { filler: "" } } }));
-  parent.metadata.annotations = { filler: COSTLIEST.repeat(Math.floor(room / 6)) + "x".repeat(room % 6) };
-  const request = { controller: appliedByKubectl(find("CompositeController")), parent, children, related, finalizing: false };
-  return { request, body: goJson(request), answer };
+  const stored = { ...parent, status: answer.status } as Project;
+  const request = { controller: appliedByKubectl(find("CompositeController")), parent: stored, children, related, finalizing: false };
+  return { request, body: goJson(request), answer, parent };
+}
+
+/**
+ * The most status any profile can make sync write: sixteen integrations of
+ * the longest names, each reporting eight of the longest strings, each failed
+ * with the program's refusal, on the largest Project.
+ */
+export function largestStatus(): unknown {
+  const parent = largestProject();
+  const integrations = names(16, INTEGRATION_NAME_MAX_LENGTH).map((name) => ({ name, image: "x", command: ["x"], parameters: names(16, 63), members: true }));
+  const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };
+  related[PROFILES] = { [DEFAULT_PROFILE]: { spec: { integrations } } }; // feature: guardrails
+  // feature: budget
+  related[BUDGETS] = { [BUDGET.name]: { spec: { projects: MAX_PROJECTS, contact: COSTLIEST.repeat(256) } } };
+  related[PLACES] = {};
+  // end feature: budget
+  let children = observedAs({ status: {} as any, children: [] });
+  let answer = sync(parent, children, related as any);
+  for (let round = 0; round < 6; round += 1) {
+    children = observedAs(answer);
+    related[PLACES] = Object.fromEntries(Object.entries(children[PLACES] ?? {})); // feature: budget
+    // feature: integrations
+    for (const job of Object.values<any>(children[JOBS] ?? {})) {
+      job.metadata.annotations[OUTPUTS_ANNOTATION] = JSON.stringify(Object.fromEntries(names(8, 32).map((key) => [key, COSTLIEST.repeat(512)])));
+      job.status = { conditions: [{ type: "Failed", status: "True", reason: "PodFailurePolicy", message: COSTLIEST.repeat(1024) }] };
+    }
+    // end feature: integrations
+    answer = sync({ ...parent, status: answer.status } as Project, children, related as any);
+  }
+  return answer.status;
 }
