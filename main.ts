@@ -197,13 +197,16 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
 }
 
 // One line per request, once it is answered; Hono's own logger prints two.
+// A body's size says how near the limit a parent's requests come (its
+// related objects grow them); a chunked one has no size to give.
 function logRequests(includeHealthChecks: boolean): MiddlewareHandler {
   return async (c, next) => {
     const started = performance.now();
     await next();
     if (c.req.path === HEALTH_PATH && !includeHealthChecks) return;
     const milliseconds = (performance.now() - started).toFixed(1);
-    console.log(`${c.req.method} ${c.req.path} ${c.res.status} ${milliseconds}ms`);
+    const size = c.req.header("Content-Length");
+    console.log(`${c.req.method} ${c.req.path} ${c.res.status} ${milliseconds}ms${size ? ` ${size}B` : ""}`);
   };
 }
 

@@ -17,6 +17,7 @@ import { GUARDRAIL_NAMES, PROFILE } from "../features/guardrails.ts"; // feature
 import { BUDGET } from "../features/budget.ts"; // feature: budget
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { readManifest } from "./manifest.ts";
+import { schemaErrors } from "./cel.ts";
 import { runObjects } from "./scale.ts";
 import { spawnChild, withTsx } from "./spawn-server.ts";
 
@@ -340,6 +341,14 @@ describe("scale: finds and deletes exactly what it creates", () => {
     }
     for (const object of prerequisites) assert.ok(object.metadata.name.startsWith("scale-abc123"), `${object.kind} is the run's own`);
     assert.equal(projects[0]?.spec["profile"], "scale-abc123", "the Projects name the run's own profile"); // feature: guardrails
+  });
+
+  test("what a run creates is what the CRDs admit, with its Projects' integrations too", () => {
+    const { prerequisites, projects } = runObjects("scale-abc123", 2, 2, 1);
+    for (const object of [...prerequisites, ...projects]) {
+      const crd = readManifest().objects.find((each) => each.kind === "CustomResourceDefinition" && each.spec.names.kind === object.kind);
+      if (crd) assert.deepEqual(schemaErrors(crd.spec.versions[0].schema.openAPIV3Schema, object), [], `${object.kind} ${object.metadata.name}`);
+    }
   });
 
   // feature: budget

@@ -100,6 +100,7 @@ describe("HTTP: POST /sync", () => {
     quietly(t);
     const etag = (await post(newParentRequest("one"))).headers.get("ETag") ?? "";
     const other = newParentRequest("other");
+    other.parent.metadata.generation = 7;
     const response = await post(other, { "If-None-Match": etag });
     assert.equal(response.status, 200);
     assert.notEqual(response.headers.get("ETag"), etag);
@@ -371,11 +372,11 @@ describe("HTTP: health and logs", () => {
     assert.equal(await response.text(), "");
   });
 
-  test("each request is logged on one line with method, path, status and duration", async (t) => {
+  test("each request is logged on one line with method, path, status, duration and the body's size", async (t) => {
     const log = t.mock.method(console, "log", () => {});
-    await post('{"parent": ');
+    await app.request(SYNC_PATH, { method: "POST", headers: { "Content-Type": "application/json", "Content-Length": "11" }, body: '{"parent": ' });
     assert.equal(log.mock.callCount(), 1);
-    assert.match(String(log.mock.calls[0]?.arguments[0]), /^POST \/sync 400 \d+\.\dms$/);
+    assert.match(String(log.mock.calls[0]?.arguments[0]), /^POST \/sync 400 \d+\.\dms 11B$/);
   });
 
   test("health checks are not logged at the default level, only at debug", async (t) => {

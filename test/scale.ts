@@ -7,7 +7,8 @@
 // and Projects, named and labelled after the run, and deletes exactly those.
 //
 // WEBHOOK_LOG, if set, is the webhook's log file: the hook calls the run
-// caused are counted from its lines. METACONTROLLER_METRICS, if set, is
+// caused are counted from its lines, with the largest sync request and the
+// answers that were not 200 or 304. METACONTROLLER_METRICS, if set, is
 // Metacontroller's metrics URL (the local control plane's is
 // http://127.0.0.1:19999/metrics): the API requests it made are counted from
 // client-go's counter. KUBECTL names the kubectl to run.
@@ -22,7 +23,8 @@
 // SCALE_REQUESTERS=R has R developers create the Projects, count / R each
 // (impersonated, in a group of the run's), within a ProjectBudget of the
 // run's that gives them exactly that many: what a developer's create costs
-// against an admin's.
+// against an admin's. SCALE_UNLIMITED=1 gives their group unlimited: true
+// instead, as a team's robot may have.
 // end feature: budget
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -50,7 +52,7 @@ const IMAGE = "registry.invalid/scale:1"; // feature: integrations
  * such as its own profile), and its Projects, labelled with the run so that
  * it finds and deletes exactly those.
  */
-export function runObjects(run: string, count: number, integrations = 0, requesters = 0) {
+export function runObjects(run: string, count: number, integrations = 0, requesters = 0, unlimited = false) {
   const prerequisites: { apiVersion: string; kind: string; metadata: { name: string }; spec?: object; [field: string]: unknown }[] = [];
   const spec: Record<string, unknown> = { description: "Created by test/scale.ts" };
   // feature: guardrails
@@ -72,7 +74,6 @@ export function runObjects(run: string, count: number, integrations = 0, request
     name: `step-${index}`,
     image: IMAGE,
     command: ["true"],
-    serviceAccount: "gitlab-repository",
     retries: 0,
     ...(index > 0 ? { after: [`step-${index - 1}`] } : {}),
   }));
@@ -97,7 +98,7 @@ export function runObjects(run: string, count: number, integrations = 0, request
     const devs = `${run}-devs`;
     const each = Math.ceil(count / requesters);
     prerequisites.push(
-      { apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: run }, spec: { groups: [{ group: devs, projects: each }] } },
+      { apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: run }, spec: { groups: [unlimited ? { group: devs, unlimited: true } : { group: devs, projects: each }] } },
       // The requester role, and the verb use on the run's profile (choosing one takes it).
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
@@ -142,7 +143,7 @@ async function until(what: string, done: () => Promise<boolean>): Promise<void> 
   }
 }
 
-type Costs = { sync: number; customize: number; finalize: number; requests: Record<string, number> };
+type Costs = { sync: number; customize: number; finalize: number; largestSync: number; refused: number; requests: Record<string, number> };
 
 async function costs(): Promise<Costs> {
   const log = process.env["WEBHOOK_LOG"];
@@ -154,10 +155,13 @@ async function costs(): Promise<Costs> {
       requests[method!] = (requests[method!] ?? 0) + Number(value);
     }
   }
+  const hooks = lines.filter((line) => /^POST \/(sync|customize|finalize) /.test(line));
   return {
     sync: lines.filter((line) => line.startsWith("POST /sync ")).length,
     customize: lines.filter((line) => line.startsWith("POST /customize ")).length,
     finalize: lines.filter((line) => line.startsWith("POST /finalize ")).length,
+    largestSync: Math.max(0, ...lines.filter((line) => line.startsWith("POST /sync ")).map((line) => Number(/ (\d+)B$/.exec(line)?.[1] ?? 0))),
+    refused: hooks.filter((line) => !/^POST \S+ (200|304) /.test(line)).length,
     requests,
   };
 }
@@ -167,7 +171,7 @@ function report(what: string, before: Costs, after: Costs) {
   if (process.env["WEBHOOK_LOG"]) {
     console.log(
       `${what}, hook calls per Project: ${perProject(after.sync - before.sync)} sync, ${perProject(after.customize - before.customize)} customize, ` +
-        `${perProject(after.finalize - before.finalize)} finalize`,
+        `${perProject(after.finalize - before.finalize)} finalize; the largest sync request ${after.largestSync} bytes; ${after.refused - before.refused} answers not 200 or 304`,
     );
   }
   if (process.env["METACONTROLLER_METRICS"]) {
@@ -230,7 +234,7 @@ async function playTheKubelet(stop: AbortSignal) {
 if (import.meta.filename === process.argv[1]) {
   const integrations = Number(process.env["SCALE_INTEGRATIONS"] ?? "0");
   const requesters = Number(process.env["SCALE_REQUESTERS"] ?? "0");
-  const { prerequisites, projects, creators, selector } = runObjects(run, count, integrations, requesters);
+  const { prerequisites, projects, creators, selector } = runObjects(run, count, integrations, requesters, process.env["SCALE_UNLIMITED"] === "1");
   const kubelet = new AbortController();
   const created: typeof prerequisites = [];
   try {
