@@ -25,6 +25,9 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
 import { API_VERSION, GROUP, PARENT, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
@@ -32,7 +35,7 @@ import { DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
-import { BUDGET, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_LABEL, compareTickets } from "../features/budget.ts"; // feature: budget
+import { BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, requesterHash } from "../features/budget.ts"; // feature: budget
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -310,6 +313,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
 
   let installed = false;
   let failed = false;
+  // Where the run keeps the kubeconfigs of tokens it makes (each Pod's), removed at the end.
+  let tokens: string | undefined;
   try {
     // 0. Is there a cluster, and does it run Metacontroller? Is k8s.yaml there?
     const context = await kubectl(["config", "current-context"]);
@@ -503,16 +508,22 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       // end feature: guardrails
 
       const join = JSON.stringify({ spec: { members: [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "User", name: TEAMMATE, role: "admin" }] } });
+      // Not a member, the teammate may not even read it.
       const joined = await kubectl(["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", join, ...asDeveloper(TEAMMATE)]);
       assert.equal(joined.ok, false, `${TEAMMATE} added themselves`);
-      assert.match(joined.stderr, new RegExp(`Only an admin member of Project ${SELF_SERVED} may change or delete it, and ${TEAMMATE} is none`));
+      assert.match(joined.stderr, new RegExp(`User "${TEAMMATE}" cannot (get|patch) resource "projects"`));
+      assert.equal((await kubectl(["get", PARENT.singular, SELF_SERVED, ...asDeveloper(TEAMMATE)])).ok, false, `${TEAMMATE} read it`);
       assert.equal((await kubectl(["delete", PARENT.singular, SELF_SERVED, ...asDeveloper(TEAMMATE)])).ok, false, `${TEAMMATE} deleted it`);
       assert.equal(await mayInOwn(TEAMMATE, "get", "pods"), false, `${TEAMMATE} has access`);
 
-      // Its admin adds the teammate, who then has access.
+      // Its admin adds the teammate, who then has access, and may read the
+      // Project but, as an edit member, not change it.
       await must(["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", join.replace(/"admin"}\]/, '"edit"}]'), ...asDeveloper(DEVELOPER)]);
       await eventually(`${TEAMMATE} may create deployments`, () => mayInOwn(TEAMMATE, "create", "deployments"));
       assert.equal(await mayInOwn(TEAMMATE, "create", "rolebindings"), false, `${TEAMMATE} is an admin`);
+      await eventually(`${TEAMMATE} may read ${SELF_SERVED}`, async () => (await kubectl(["get", PARENT.singular, SELF_SERVED, ...asDeveloper(TEAMMATE)])).ok);
+      const changed = await kubectl(["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", join, ...asDeveloper(TEAMMATE)]);
+      assert.match(changed.stderr, new RegExp(`Only an admin member of Project ${SELF_SERVED} may change or delete it, and ${TEAMMATE} is none`));
     });
 
     await step("11. a cluster admin creates a Project for a group without being in it", async () => {
@@ -782,6 +793,21 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const stored = (await must(["get", PARENT.singular, LARGEST, "-o", "json"])).length;
       log(`     (the Project is ${stored} bytes as kubectl prints it; the webhook answered its sync)`);
       assert.equal((await must(["get", "rolebindings", "-n", namespaceNameFor(LARGEST), "-o", "name"])).trim().split("\n").length, 6);
+      // A member may not grow theirs that far: it must leave room for its status.
+      const grown = memberProject(`e2e-${RUN}-grown`, [{ kind: "User", name: DEVELOPER, role: "admin" }]);
+      grown.metadata = { name: grown.metadata.name, annotations: { filler: "<".repeat(40_000) } } as KubeObject["metadata"];
+      const refused = await kubectl(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(grown));
+      if (refused.ok) created.push(grown);
+      assert.equal(refused.ok, false, "a member's Project past the room its status needs was admitted");
+      // Counted after the requester policy added its annotations, which count too.
+      const carried = /would carry (\d+) characters of\s+labels and annotations, more than the (\d+) that leave room for its status/.exec(refused.stderr);
+      assert.ok(carried, refused.stderr);
+      assert.ok(Number(carried[1]) > 40_000 && Number(carried[2]) < 40_000, refused.stderr);
+      const owned = { ...memberProject(`e2e-${RUN}-owned`, [{ kind: "User", name: DEVELOPER, role: "admin" }]) } as KubeObject;
+      owned.metadata = { name: owned.metadata.name, ownerReferences: [{ apiVersion: "v1", kind: "Namespace", name: "kube-system", uid: "00000000-0000-0000-0000-000000000001" }] } as KubeObject["metadata"];
+      const ownedResult = await kubectl(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(owned));
+      if (ownedResult.ok) created.push(owned);
+      assert.match(ownedResult.stderr, /A Project is owned by nothing/);
     });
 
     await step(`28. an admin member cannot give ${ATTACKER_NAMESPACE} to system:authenticated, or keep access past spec.members; the Namespace's own ServiceAccounts may be bound`, async () => {
@@ -813,17 +839,26 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
     // end feature: guardrails
 
-    await step(`30. while ${SELF_SERVED} is being deleted, nobody rewrites it or removes another's finalizer but a holder of administer`, async () => {
+    await step(`30. an admin member of ${SELF_SERVED} cannot add a finalizer that nobody would remove, which would keep it, its Namespace and its place Terminating for good`, async () => {
+      const hold = JSON.stringify({ metadata: { finalizers: [`${GROUP}/e2e-hold`] } });
+      const refusal = await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", hold]);
+      assert.match(refusal, /Only Metacontroller's finalizer \(metacontroller\.io\/compositecontroller-[^)]+\) and the\s+garbage collector's \(foregroundDeletion, orphan\) may be added to a Project/);
+      const created = await kubectl(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify({ ...memberProject(`e2e-${RUN}-held`, [{ kind: "User", name: DEVELOPER, role: "admin" }]), metadata: { name: `e2e-${RUN}-held`, finalizers: [`${GROUP}/e2e-hold`] } }));
+      assert.equal(created.ok, false, "a create with its own finalizer was admitted");
+    });
+
+    await step(`31. while ${SELF_SERVED} is being deleted, nobody rewrites it or removes another's finalizer but a holder of administer`, async () => {
       const hold = `${GROUP}/e2e-hold`;
       const release = ["patch", PARENT.singular, SELF_SERVED, "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]'];
       await must(["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", JSON.stringify({ metadata: { finalizers: [hold] } })]);
       try {
         await must(["delete", PARENT.singular, SELF_SERVED, "--wait=false", ...asDeveloper(DEVELOPER)]);
         const rewrite = JSON.stringify({ spec: { members: [{ kind: "User", name: OUTSIDER, role: "admin" }] } });
-        const rewritten = await refusedAs(OUTSIDER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", rewrite]);
+        // Who is no member may not even read it; its admin member may not rewrite it now.
+        assert.match(await refusedAs(OUTSIDER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", rewrite]), new RegExp(`User "${OUTSIDER}" cannot (get|patch) resource "projects"`));
+        const rewritten = await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", rewrite]);
         assert.match(rewritten, new RegExp(`Project ${SELF_SERVED} is being deleted: only its finalizers may change now`));
         log(`     (${rewritten.slice(0, 400)})`);
-        await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", rewrite]);
         assert.match(await refusedAs(DEVELOPER, release), /is being deleted: only its finalizers may change now/);
       } catch (failure) {
         await kubectl(release); // so that the cleanup's delete does not wait on it
@@ -837,7 +872,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
 
     // The lifecycle's edge: what a stray `kubectl delete -f k8s.yaml` (and
     // the same again, "it errored") leaves, and the re-apply right after it.
-    await step("31. a stray kubectl delete -f k8s.yaml, run twice, loses nothing an admin wrote; kubectl apply -f k8s.yaml at once brings the controller back", async () => {
+    await step("32. a stray kubectl delete -f k8s.yaml, run twice, loses nothing an admin wrote; kubectl apply -f k8s.yaml at once brings the controller back", async () => {
       if (installed) return log("     (not tried: k8s.yaml is not this run's to delete)");
       const data: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `e2e-${RUN}-data`, namespace: namespaceNameFor(CONFLICTING) }, data: { kept: "through a stray delete" } };
       await create(data);
@@ -900,10 +935,12 @@ export async function runE2e(options: E2eOptions): Promise<number> {
 
     // feature: members
     const SOLO = `e2e-${RUN}-solo`;
-    await step(`32. the last admin of ${SOLO} cannot leave it without an admin, and hands it over instead; the new admin may delete it`, async () => {
+    await step(`33. the last admin of ${SOLO} cannot leave it without an admin, and hands it over instead; the new admin may delete it`, async () => {
       const solo = memberProject(SOLO, [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "User", name: TEAMMATE, role: "view" }]);
       await must(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(solo));
       created.push(solo);
+      // The role that lets its members at it is the Project's own, made at its first sync.
+      await eventually(`${DEVELOPER} may change ${SOLO}`, async () => (await kubectl(["auth", "can-i", "patch", `${PARENT.plural}/${SOLO}`, ...asDeveloper(DEVELOPER)])).ok);
       const leave = JSON.stringify({ spec: { members: [{ kind: "User", name: TEAMMATE, role: "view" }] } });
       const left = await refusedAs(DEVELOPER, ["patch", PARENT.singular, SOLO, "--type=merge", "-p", leave]);
       assert.match(left, new RegExp(`Project ${SOLO} would have no admin member left`));
@@ -917,7 +954,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // end feature: members
 
     const TAKEN_AGAIN: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(`e2e-${RUN}-claimed`) } };
-    await step(`33. while ${TAKEN_AGAIN.metadata.name} is someone else's, Project e2e-${RUN}-claimed names no Namespace in its status or NAMESPACE column`, async () => {
+    await step(`34. while ${TAKEN_AGAIN.metadata.name} is someone else's, Project e2e-${RUN}-claimed names no Namespace in its status or NAMESPACE column`, async () => {
       await create(TAKEN_AGAIN);
       await create(project(`e2e-${RUN}-claimed`, "MIT"));
       await must(["wait", readyReason("NamespaceConflict"), `${PARENT.singular}/e2e-${RUN}-claimed`, `--timeout=${TIMEOUT}`]);
@@ -925,7 +962,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
     // feature: members
-    await step("34. a Project cannot make a ServiceAccount of its own Namespace an admin member, which every edit member could act as", async () => {
+    await step("35. a Project cannot make a ServiceAccount of its own Namespace an admin member, which every edit member could act as", async () => {
       const name = `e2e-${RUN}-robot`;
       const robot = memberProject(name, [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "ServiceAccount", namespace: namespaceNameFor(name), name: "deployer", role: "admin" }]);
       const refused = await refusedAs(DEVELOPER, ["create", "-f", "-"], stringify(robot));
@@ -933,7 +970,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       log(`     (${refused.slice(0, 400)})`);
     });
 
-    await step("35. a ServiceAccount with the requester role creates a Project as its admin member", async () => {
+    await step("36. a ServiceAccount with the requester role creates a Project as its admin member", async () => {
       const ci = `e2e-${RUN}-ci`;
       const byRobot = memberProject(`e2e-${RUN}-by-robot`, [{ kind: "ServiceAccount", namespace: ci, name: "deployer", role: "admin" }]);
       await must(["create", "-f", "-", "--as", `system:serviceaccount:${ci}:deployer`, "--as-group", DEVELOPERS], stringify(byRobot));
@@ -944,7 +981,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
 
     // Someone who may write Namespaces, but is no trusted controller and
     // holds no administer, cannot plant one as a Project's or detach one.
-    await step(`36. a Namespace writer cannot plant a Namespace labelled with Project ${CONFLICTING}'s uid, or detach its Namespace`, async () => {
+    await step(`37. a Namespace writer cannot plant a Namespace labelled with Project ${CONFLICTING}'s uid, or detach its Namespace`, async () => {
       const writer = `e2e-${RUN}-namespace-writer`;
       const role: KubeObject = {
         apiVersion: "rbac.authorization.k8s.io/v1",
@@ -972,14 +1009,12 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const WIRED_PROFILE = `e2e-${RUN}-integrations`;
     const WIRED = `e2e-${RUN}-wired`;
     const WIRED_AGAIN = `e2e-${RUN}-wired-again`;
-    const RUNNER_IDENTITY = `e2e-${RUN}-integration`;
     const CREDENTIALS = `e2e-${RUN}-credentials`;
     const IMAGE = "registry.invalid/e2e-integration:1";
     const integration = (name: string, extra: Record<string, unknown> = {}) => ({
       name,
       image: IMAGE,
       command: ["/bin/integration", name],
-      serviceAccount: RUNNER_IDENTITY,
       secret: CREDENTIALS,
       retries: 0,
       teardown: true,
@@ -1017,38 +1052,63 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       });
       return job;
     }
-    /** Plays the kubelet: the Job's Pod ends, as the Job controller then reads it. */
-    async function finish(job: string, outcome: "Succeeded" | "Failed") {
+    async function podOf(job: string): Promise<string> {
       let pod = "";
       await eventually(`a Pod of Job ${job}`, async () => {
         pod = await must(["get", "pods", "-n", INTEGRATIONS_NAMESPACE, "-l", `batch.kubernetes.io/job-name=${job}`, "-o", "jsonpath={.items[0].metadata.name}"]);
         return pod !== "";
       });
-      await must(["-n", INTEGRATIONS_NAMESPACE, "patch", "pod", pod, "--subresource=status", "--type=merge", "-p", JSON.stringify(endedPod(outcome, IMAGE))]);
+      return pod;
+    }
+    /** Plays the kubelet: the Job's Pod ends, as the Job controller then reads it. */
+    async function finish(job: string, outcome: "Succeeded" | "Failed") {
+      await must(["-n", INTEGRATIONS_NAMESPACE, "patch", "pod", await podOf(job), "--subresource=status", "--type=merge", "-p", JSON.stringify(endedPod(outcome, IMAGE))]);
       await must(["-n", INTEGRATIONS_NAMESPACE, "wait", `job/${job}`, `--for=condition=${outcome === "Succeeded" ? "Complete" : "Failed"}`, `--timeout=${TIMEOUT}`]);
     }
-    const asIntegration = ["--as", `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:${RUNNER_IDENTITY}`, "--as-group", "system:serviceaccounts"];
+    // Each Project's Jobs run as its own ServiceAccount there, named after its Namespace.
+    const identityOf = (name: string) => namespaceNameFor(name);
+    /**
+     * kubectl with the token a kubelet would mount in the Pod of that Job (or,
+     * without a Job, one made by hand for the ServiceAccount, bound to no
+     * Pod): in a kubeconfig of its own, so that none of the run's own
+     * credentials goes with it.
+     */
+    async function asPodOf(project: string, job?: string): Promise<string[]> {
+      const bound = job ? ["--bound-object-kind", "Pod", "--bound-object-name", await podOf(job)] : [];
+      const token = (await must(["create", "token", identityOf(project), "-n", INTEGRATIONS_NAMESPACE, "--duration=10m", ...bound])).trim();
+      const current = JSON.parse(await must(["config", "view", "--raw", "--minify", "-o", "json"]));
+      const cluster = current.clusters[0].cluster;
+      tokens ??= mkdtempSync(join(tmpdir(), "e2e-tokens-"));
+      const file = join(tokens, `${project}-${job ?? "unbound"}.kubeconfig`);
+      writeFileSync(file, stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "c", cluster }],
+        users: [{ name: "u", user: { token } }],
+        contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+        "current-context": "c",
+      }));
+      return ["--kubeconfig", file];
+    }
+    const reportOn = (job: string, report: object, identity: string[]) =>
+      kubectl(["annotate", "job", job, "-n", INTEGRATIONS_NAMESPACE, `agrrh.com/outputs=${JSON.stringify(report)}`, "--overwrite", ...identity]);
 
-    await step(`37. Project ${WIRED} on profile ${WIRED_PROFILE} gets Jobs for its two independent integrations, with their ServiceAccount, Secret and parameters, and not yet the one after`, async () => {
-      await create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: RUNNER_IDENTITY, namespace: INTEGRATIONS_NAMESPACE } });
-      await create({
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "RoleBinding",
-        metadata: { name: RUNNER_IDENTITY, namespace: INTEGRATIONS_NAMESPACE },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "integration-reports" },
-        subjects: [{ kind: "ServiceAccount", name: RUNNER_IDENTITY, namespace: INTEGRATIONS_NAMESPACE }],
-      } as KubeObject);
+    await step(`38. Project ${WIRED} on profile ${WIRED_PROFILE} gets Jobs for its two independent integrations, run as a ServiceAccount of its own, with their Secret and parameters, and not yet the one after`, async () => {
       await create(wiredProfile);
       await create(wiredProject(WIRED));
       const repository = await jobOf(WIRED, "repository", "Running");
       await jobOf(WIRED, "tracker", "Running");
       const job = JSON.parse(await must(["get", "job", repository, "-n", INTEGRATIONS_NAMESPACE, "-o", "json"]));
       const pod = job.spec.template.spec;
-      assert.equal(pod.serviceAccountName, RUNNER_IDENTITY);
+      assert.equal(pod.serviceAccountName, identityOf(WIRED));
+      const uid = await must(["get", PARENT.singular, WIRED, "-o", "jsonpath={.metadata.uid}"]);
+      assert.equal(await must(["get", "serviceaccount", identityOf(WIRED), "-n", INTEGRATIONS_NAMESPACE, "-o", "jsonpath={.metadata.labels.controller-uid}"]), uid, "Metacontroller made it, as the Project's");
       assert.deepEqual(pod.containers[0].envFrom, [{ secretRef: { name: CREDENTIALS } }]);
       const env = Object.fromEntries(pod.containers[0].env.map(({ name, value }: { name: string; value: string }) => [name, value]));
       assert.equal(env.PARAMETERS, JSON.stringify({ visibility: "internal" }));
       assert.equal(env.PROJECT_NAMESPACE, namespaceNameFor(WIRED));
+      assert.equal(env.PROJECT_UID, uid);
+      assert.equal(env.LAST_REPORT, "{}");
       assert.equal(env.ACTION, "run");
       const runner = await entry(WIRED, "runner");
       assert.equal(runner?.phase, "Waiting");
@@ -1056,18 +1116,30 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(await must(["get", PARENT.singular, WIRED, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].reason}']), "WaitingForIntegrations");
     });
 
-    await step("38. the repository completed, the runner's Job comes; the repository's program reports its URL, and may change nothing else of its Job", async () => {
+    await step("39. only a Pod of the repository's own Job reports on it, and changes nothing else of it; the runner's Job, after it, is told that report", async () => {
       const repository = await jobOf(WIRED, "repository", "Running");
-      const report = JSON.stringify({ url: `https://gitlab.example/${WIRED}` });
-      await must(["annotate", "job", repository, "-n", INTEGRATIONS_NAMESPACE, `agrrh.com/outputs=${report}`, ...asIntegration]);
-      assert.match(await refusedTo(asIntegration, ["label", "job", repository, "-n", INTEGRATIONS_NAMESPACE, "controller-uid-"]), OWNERSHIP_REFUSAL);
+      const tracker = await jobOf(WIRED, "tracker", "Running");
+      const report = { url: `https://gitlab.example/${WIRED}`, id: "100" };
+      const forged = { url: "https://gitlab.example/someone-else", id: "1" };
+      // The same ServiceAccount, but not that Job's Pod: a token made by hand, and the tracker's Pod.
+      for (const identity of [await asPodOf(WIRED), await asPodOf(WIRED, tracker)]) {
+        const result = await reportOn(repository, forged, identity);
+        assert.equal(result.ok, false, "a report from another than the Job's own Pod was admitted");
+        assert.match(result.stderr, OWNERSHIP_REFUSAL);
+      }
+      const own = await asPodOf(WIRED, repository);
+      const reported = await reportOn(repository, report, own);
+      assert.equal(reported.ok, true, reported.stderr);
+      assert.match(await refusedTo(own, ["label", "job", repository, "-n", INTEGRATIONS_NAMESPACE, "controller-uid-"]), OWNERSHIP_REFUSAL);
       await finish(repository, "Succeeded");
-      await jobOf(WIRED, "runner", "Running");
-      await eventually("the repository's URL is in the status", async () => (await entry(WIRED, "repository"))?.outputs?.url === `https://gitlab.example/${WIRED}`);
+      const runner = await jobOf(WIRED, "runner", "Running");
+      await eventually("the repository's report is in the status", async () => (await entry(WIRED, "repository"))?.outputs?.url === report.url);
       assert.equal((await entry(WIRED, "repository"))?.phase, "Succeeded");
+      const env = JSON.parse(await must(["get", "job", runner, "-n", INTEGRATIONS_NAMESPACE, "-o", "json"])).spec.template.spec.containers[0].env;
+      assert.equal(env.find((each: any) => each.name === "AFTER_REPORTS").value, JSON.stringify({ repository: report }));
     });
 
-    await step("39. a failed integration shows the Job's reason; a retry by the Project's admin brings a new Job; all completed, the Project is Ready", async () => {
+    await step("40. a failed integration shows the Job's reason; a retry by the Project's admin brings a new Job; all completed, the Project is Ready", async () => {
       const tracker = await jobOf(WIRED, "tracker", "Running");
       await finish(tracker, "Failed");
       await must(["wait", readyReason("IntegrationFailed"), `${PARENT.singular}/${WIRED}`, `--timeout=${TIMEOUT}`]);
@@ -1082,23 +1154,24 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.notEqual(retried, tracker);
       await eventually(`the failed Job ${tracker} is deleted`, async () => !(await jobExists(tracker)));
       await finish(retried, "Succeeded");
-      // The runner hands the team its token: the one Secret named after its
-      // ServiceAccount, in the Project's Namespace, and no other.
-      const handOver = ["-n", namespaceNameFor(WIRED), ...asIntegration];
+      // The runner hands the team its token: the Secret named after it, in
+      // the Project's Namespace, and no other.
+      const runner = await jobOf(WIRED, "runner", "Running");
+      const handOver = ["-n", namespaceNameFor(WIRED), ...(await asPodOf(WIRED, runner))];
       await eventually("the runner may create its Secret", async () => (await kubectl(["auth", "can-i", "create", "secrets", ...handOver])).ok);
-      await must(["create", "secret", "generic", RUNNER_IDENTITY, "--from-literal=token=e2e", ...handOver]);
-      assert.match(await refusedTo(handOver, ["create", "secret", "generic", `e2e-${RUN}-other`, "--from-literal=token=e2e"]), /may write only the Secret named after it/);
-      assert.equal((await kubectl(["get", "secrets", "-n", INSTALL_NAMESPACE, ...asIntegration])).ok, false, "it reads no Secret elsewhere");
-      await finish(await jobOf(WIRED, "runner", "Running"), "Succeeded");
+      await must(["create", "secret", "generic", "runner", "--from-literal=token=e2e", ...handOver]);
+      assert.match(await refusedTo(handOver, ["create", "secret", "generic", `e2e-${RUN}-other`, "--from-literal=token=e2e"]), /only an Opaque Secret an integration of its profile\s+hands over there/);
+      assert.equal((await kubectl(["get", "secrets", "-n", INSTALL_NAMESPACE, ...handOver.slice(2)])).ok, false, "it reads no Secret elsewhere");
+      await finish(runner, "Succeeded");
       const completed = Date.now();
       await waitForReady(WIRED);
       log(`     (Ready ${((Date.now() - completed) / 1000).toFixed(1)}s after the last Job completed: ${await must(["get", PARENT.singular, WIRED, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].message}'])})`);
     });
 
-    await step(`40. a raised revision runs that integration again on every Project of ${WIRED_PROFILE}`, async () => {
-      const admins: { kind: string; name: string; role: string }[] = [];
-      admins.push({ kind: "User", name: DEVELOPER, role: "admin" }); // feature: members
-      await create(wiredProject(WIRED_AGAIN, admins));
+    await step(`41. a raised revision runs that integration again on every Project of ${WIRED_PROFILE}`, async () => {
+      const members: { kind: string; name: string; role: string }[] = [];
+      members.push({ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "User", name: TEAMMATE, role: "edit" }); // feature: members
+      await create(wiredProject(WIRED_AGAIN, members));
       await finish(await jobOf(WIRED_AGAIN, "repository", "Running"), "Succeeded");
       for (const name of ["tracker", "runner"]) await finish(await jobOf(WIRED_AGAIN, name, "Running"), "Succeeded");
       await waitForReady(WIRED_AGAIN);
@@ -1116,7 +1189,24 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       log(`     (both Projects ran tracker again and were Ready ${((Date.now() - started) / 1000).toFixed(1)}s after the revision)`);
     });
 
-    await step(`41. deleting ${WIRED} runs the teardowns, the runner's before the repository's, and the Project goes only once they complete`, async () => {
+    await step(`42. ${WIRED_AGAIN}'s integrations, whatever they run, cannot report on ${WIRED}'s Jobs, nor write the Secret ${WIRED}'s runner hands over`, async () => {
+      const theirs = ["-n", INTEGRATIONS_NAMESPACE, ...(await asPodOf(WIRED_AGAIN, (await entry(WIRED_AGAIN, "repository"))?.job ?? ""))];
+      const victim = (await entry(WIRED, "repository"))?.job ?? "";
+      const forged = await reportOn(victim, { url: "https://gitlab.example/taken", id: "1" }, theirs.slice(2));
+      assert.equal(forged.ok, false, "another Project's Job reported on this one's");
+      assert.equal((await entry(WIRED, "repository"))?.outputs?.url, `https://gitlab.example/${WIRED}`);
+      const secret = ["-n", namespaceNameFor(WIRED), ...theirs.slice(2)];
+      for (const args of [["create", "secret", "generic", "runner", "--from-literal=token=stolen"], ["create", "secret", "generic", `e2e-${RUN}-planted`, "--from-literal=token=x"]]) {
+        assert.equal((await kubectl([...args, ...secret])).ok, false, `kubectl ${args.join(" ")} as ${WIRED_AGAIN}'s Job`);
+      }
+      assert.equal((await kubectl(["delete", "secret", "runner", ...secret])).ok, false);
+      // Nor may a Project's admin member touch anything of the integrations'.
+      for (const [verb, resource] of [["get", "secrets"], ["patch", "jobs"], ["create", "pods"], ["create", "serviceaccounts/token"]] as const) {
+        assert.equal((await kubectl(["auth", "can-i", verb, resource, "-n", INTEGRATIONS_NAMESPACE, ...asDeveloper(DEVELOPER)])).ok, false, `${DEVELOPER} may ${verb} ${resource} there`);
+      }
+    });
+
+    await step(`43. deleting ${WIRED} runs the teardowns, the runner's before the repository's, and the Project goes only once they complete`, async () => {
       await must(["delete", PARENT.singular, WIRED, "--wait=false"]);
       const runner = await jobOf(WIRED, "runner", "TearingDown");
       const tracker = await jobOf(WIRED, "tracker", "TearingDown");
@@ -1131,7 +1221,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
     // feature: members
-    await step(`42. a teardown of ${WIRED_AGAIN} that cannot succeed: only its admin may let the Project go without it`, async () => {
+    await step(`44. a teardown of ${WIRED_AGAIN} that cannot succeed: only its admin may let the Project go without it`, async () => {
       await must(["delete", PARENT.singular, WIRED_AGAIN, "--wait=false"]);
       await finish(await jobOf(WIRED_AGAIN, "runner", "TearingDown"), "Failed");
       await must(["wait", readyReason("TeardownFailed"), `${PARENT.singular}/${WIRED_AGAIN}`, `--timeout=${TIMEOUT}`]);
@@ -1156,14 +1246,21 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const LEAD = `e2e-${RUN}-lead`;
     const asSpender = ["--as", SPENDER, "--as-group", DEVELOPERS, "--as-group", SPENDERS];
     const asLead = ["--as", LEAD, "--as-group", DEVELOPERS, "--as-group", SPENDERS, "--as-group", LEADS];
-    type Held = { name: string; uid: string; reason?: string; message?: string; budget?: { requester: string; held: number; limit?: number; place?: number; ticket?: string; contact?: string } };
-    /** The Projects `who` created, by the label the API server recorded, with what their status says. */
+    type Held = { name: string; uid: string; members: { kind: string; name: string }[]; reason?: string; message?: string; budget?: { requester: string; limit?: number; contact?: string } };
+    /** The Projects `who` created, by the record the API server wrote, with what their status says. */
     const heldBy = async (who: string): Promise<Held[]> => {
-      const listed = JSON.parse(await must(["get", PARENT.plural, "-l", `${REQUESTER_LABEL}=${who}`, "-o", "json"]));
-      return listed.items.map((item: any) => {
-        const ready = (item.status?.conditions ?? []).find((condition: any) => condition.type === "Ready" && condition.observedGeneration === item.metadata.generation);
-        return { name: item.metadata.name, uid: item.metadata.uid, reason: ready?.reason, message: ready?.message, budget: item.status?.budget };
-      });
+      const listed = JSON.parse(await must(["get", PARENT.plural, "-o", "json"]));
+      return listed.items
+        .filter((item: any) => item.metadata.annotations?.[REQUESTER_ANNOTATION] === who)
+        .map((item: any) => {
+          const ready = (item.status?.conditions ?? []).find((condition: any) => condition.type === "Ready" && condition.observedGeneration === item.metadata.generation);
+          return { name: item.metadata.name, uid: item.metadata.uid, members: item.spec?.members ?? [], reason: ready?.reason, message: ready?.message, budget: item.status?.budget };
+        });
+    };
+    /** The places `who` holds: each Project's, and the one that says all are taken. */
+    const placesOf = async (who: string) => {
+      const listed = JSON.parse(await must(["get", PLACE.plural, "-l", `${REQUESTER_HASH_LABEL}=${requesterHash(who)}`, "-o", "json"]));
+      return listed.items.map((item: any) => item.spec) as { requester: string; project?: string; place?: number; held?: number; limit?: number }[];
     };
     const createAs = async (identity: string[], object: KubeObject) => {
       const result = await kubectl(["create", "-f", "-", ...identity], stringify(object));
@@ -1181,12 +1278,13 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       spec: { groups: [{ group: SPENDERS, projects: SPENDERS_GET }, { group: LEADS, projects: LEADS_GET }] },
     };
     const spent = (limit: number) => new RegExp(`^.*${SPENDER} holds \\d+ Projects and may hold ${limit} \\(ProjectBudget ${BUDGET.name}\\), so no more can be created`, "s");
-    /** Objects Metacontroller made for the Project, anywhere: its children carry its uid. */
+    /** Objects Metacontroller made for the Project, anywhere but its place: its children carry its uid. */
     const madeFor = async (uid: string) =>
-      (await must(["get", "namespaces,clusterroles,clusterrolebindings", "-l", `controller-uid=${uid}`, "-o", "name"])).trim() +
+      (await must(["get", "namespaces,clusterroles,clusterrolebindings", "-l", `controller-uid=${uid}`, "-o", "name"])).trim()
+        .split("\n").filter((line) => line && !line.startsWith("clusterrole")).join("\n") +
       (await must(["get", "jobs,rolebindings", "-A", "-l", `controller-uid=${uid}`, "-o", "name"])).trim();
 
-    await step(`43. ten Projects created at once by ${SPENDER}, whose budget is ${SPENDERS_GET}: exactly the ${SPENDERS_GET} first in line get anything, and one more is refused at create with the message`, async () => {
+    await step(`45. ten Projects created at once by ${SPENDER}, whose budget is ${SPENDERS_GET}: exactly ${SPENDERS_GET} get a place and everything, the rest nothing, and one more is refused at create with the message`, async () => {
       await create(runBudget);
       const ten = Array.from({ length: 10 }, (_, n) => memberProject(`e2e-${RUN}-spend-${n}`, [{ kind: "User", name: SPENDER, role: "admin" }]));
       const results = await Promise.all(ten.map((each) => createAs(asSpender, each)));
@@ -1199,24 +1297,23 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         held = await heldBy(SPENDER);
         return held.length === admitted && held.filter((each) => each.reason === "NamespaceActive").length === SPENDERS_GET && held.filter((each) => each.reason === "OverBudget").length === admitted - SPENDERS_GET;
       });
-      const byTicket = [...held].sort((a, b) => compareTickets(a.budget?.ticket ?? "", b.budget?.ticket ?? ""));
-      assert.deepEqual(
-        held.filter((each) => each.reason === "NamespaceActive").map((each) => each.name).sort(),
-        byTicket.slice(0, SPENDERS_GET).map((each) => each.name).sort(),
-        "the working ones are the first in line",
-      );
-      for (const over of byTicket.slice(SPENDERS_GET)) {
-        assert.match(over.message ?? "", new RegExp(`^${SPENDER} holds ${admitted} Projects and may hold ${SPENDERS_GET} \\(ProjectBudget ${BUDGET.name}\\), so Project ${over.name}, the \\d+th of them, gets nothing: no Namespace, no access, no integrations\\..* or ask ${over.budget?.contact} for a larger budget\\.$`));
+      const places = await placesOf(SPENDER);
+      const working = held.filter((each) => each.reason === "NamespaceActive").map((each) => each.name).sort();
+      assert.deepEqual(places.filter((each) => each.project).map((each) => each.project).sort(), working, "each working Project holds one place, and only they");
+      assert.deepEqual(places.filter((each) => each.project).map((each) => each.place).sort(), Array.from({ length: SPENDERS_GET }, (_, n) => n + 1), "places 1 to the budget");
+      assert.deepEqual(places.filter((each) => !each.project).map((each) => [each.held, each.limit]), [[SPENDERS_GET, SPENDERS_GET]], "the one that says all are taken");
+      for (const over of held.filter((each) => each.reason === "OverBudget")) {
+        assert.match(over.message ?? "", new RegExp(`^${SPENDER} holds ${SPENDERS_GET} Projects and may hold ${SPENDERS_GET} \\(ProjectBudget ${BUDGET.name}\\), so Project ${over.name} gets no Namespace, and so no access and no integrations: its members may only read it\\..* or ask ${over.budget?.contact} for a larger budget\\.$`));
         assert.equal(await madeFor(over.uid), "", `${over.name} got something`);
       }
-      log(`     (${refusedAtCreate.length} of the ten refused at create; tickets in line: ${byTicket.map((each) => each.budget?.ticket).join(", ")})`);
+      log(`     (${refusedAtCreate.length} of the ten refused at create; places went to ${working.join(", ")})`);
       const one = await createAs(asSpender, memberProject(`e2e-${RUN}-spend-more`, [{ kind: "User", name: SPENDER, role: "admin" }]));
       assert.equal(one.ok, false, "a create at the limit was admitted");
       assert.match(one.stderr, spent(SPENDERS_GET));
       assert.match(one.stderr, /Delete one of them \(kubectl auth can-i --list shows those you are in\), or ask .+ for a larger budget\./);
     });
 
-    await step(`44. ${LEAD}, also in a group with a budget of ${LEADS_GET}, gets ${SPENDERS_GET + 1}; a holder of administer is in no budget`, async () => {
+    await step(`46. ${LEAD}, also in a group with a budget of ${LEADS_GET}, gets ${SPENDERS_GET + 1}; a holder of administer is in no budget`, async () => {
       const theirs = Array.from({ length: SPENDERS_GET + 1 }, (_, n) => memberProject(`e2e-${RUN}-lead-${n}`, [{ kind: "User", name: LEAD, role: "admin" }]));
       for (const result of await Promise.all(theirs.map((each) => createAs(asLead, each)))) assert.equal(result.ok, true, result.stderr);
       await eventually(`every Project of ${LEAD} NamespaceActive`, async () => {
@@ -1232,7 +1329,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(stored.status.budget, undefined);
     });
 
-    await step(`45. lowering ${SPENDER}'s budget to ${everyoneGets} keeps their ${SPENDERS_GET} Projects with everything; a new one is refused`, async () => {
+    await step(`47. lowering ${SPENDER}'s budget to ${everyoneGets} keeps their ${SPENDERS_GET} Projects with everything; a new one is refused, and one that got past the refusal gets nothing once one goes`, async () => {
       await must(["patch", BUDGET.kind.toLowerCase(), runBudget.metadata.name, "--type=merge", "-p", JSON.stringify({ spec: { groups: [{ group: LEADS, projects: LEADS_GET }] } })]);
       await eventually(`${SPENDER}'s Projects say the lower limit`, async () => (await heldBy(SPENDER)).every((each) => each.budget?.limit === everyoneGets));
       const held = await heldBy(SPENDER);
@@ -1242,14 +1339,21 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const refused = await createAs(asSpender, memberProject(`e2e-${RUN}-spend-after`, [{ kind: "User", name: SPENDER, role: "admin" }]));
       assert.equal(refused.ok, false, "a create over the lowered budget was admitted");
       assert.match(refused.stderr, spent(everyoneGets));
+      // One of the working ones goes: they still hold as many as they may, so an over-budget one stays without anything.
+      const [gone] = working;
+      await must(["delete", PARENT.singular, gone!.name, ...asSpender]);
+      created.splice(created.findIndex((object) => object.metadata.name === gone!.name), 1);
+      await eventually(`${gone!.name}'s place is free`, async () => !(await placesOf(SPENDER)).some((each) => each.project === gone!.name));
+      const over = (await heldBy(SPENDER)).filter((each) => each.reason === "OverBudget");
+      for (const each of over) assert.equal(await madeFor(each.uid), "", `${each.name} got something though ${SPENDER} still holds ${everyoneGets}`);
     });
 
-    await step(`46. ${SPENDER} cannot get around the budget: by rewriting who created a Project, by naming a Group, by handing one over, or by naming another as its requester`, async () => {
+    await step(`48. ${SPENDER} cannot get around the budget: by rewriting who created a Project, by naming a Group, by handing one over, or by naming another as its requester`, async () => {
       const [mine] = (await heldBy(SPENDER)).filter((each) => each.reason === "NamespaceActive");
       assert.ok(mine);
       for (const args of [
         ["annotate", PARENT.singular, mine.name, `${REQUESTER_ANNOTATION}=${LEAD}`, "--overwrite"],
-        ["label", PARENT.singular, mine.name, `${REQUESTER_LABEL}-`],
+        ["annotate", PARENT.singular, mine.name, `${REQUESTER_ANNOTATION}-`],
         ["annotate", PARENT.singular, mine.name, `${REQUESTER_GROUPS_ANNOTATION}=${LEADS}`, "--overwrite"],
       ]) {
         assert.match(await refusedTo(asSpender, args), new RegExp(`Project ${mine.name} records who created it, and so whose budget it counts in`));
@@ -1260,22 +1364,42 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       // Handed over to the lead, it still counts in the spender's budget.
       await must(["patch", PARENT.singular, mine.name, "--type=merge", "-p", JSON.stringify({ spec: { members: [{ kind: "User", name: LEAD, role: "admin" }] } }), ...asSpender]);
       assert.equal((await heldBy(SPENDER)).some((each) => each.name === mine.name), true, "the hand-over moved it out of the spender's budget");
+      assert.ok((await placesOf(SPENDER)).some((each) => each.project === mine.name), "its place is the spender's still");
       assert.match((await createAs(asSpender, memberProject(`e2e-${RUN}-spend-handed`, [{ kind: "User", name: SPENDER, role: "admin" }]))).stderr, spent(everyoneGets));
       // Named as another's, a Project is recorded as its creator's all the same.
       const named = memberProject(`e2e-${RUN}-lead-named`, [{ kind: "User", name: LEAD, role: "admin" }]);
-      named.metadata = { ...named.metadata, annotations: { [REQUESTER_ANNOTATION]: SPENDER }, labels: { [REQUESTER_LABEL]: SPENDER } } as KubeObject["metadata"];
+      named.metadata = { ...named.metadata, annotations: { [REQUESTER_ANNOTATION]: SPENDER } } as KubeObject["metadata"];
       const recorded = await createAs(asLead, named);
       assert.equal(recorded.ok, true, recorded.stderr);
       const stored = JSON.parse(await must(["get", PARENT.singular, named.metadata.name, "-o", "json"]));
       assert.equal(stored.metadata.annotations[REQUESTER_ANNOTATION], LEAD);
-      assert.equal(stored.metadata.labels[REQUESTER_LABEL], LEAD);
     });
 
-    await step(`47. ${SPENDER} may not list Projects, and finds their own with kubectl auth can-i --list; one over budget they read by its name`, async () => {
+    await step(`49. two developers whose names one label could not tell apart hold places of their own, and neither's Projects come with the other's syncs`, async () => {
+      // A label can hold neither; its letters and digits were the same label once.
+      const [first, second] = [`e2e ${RUN} twin`, `e2e.${RUN}.twin`];
+      const twins = [first, second].map((who, index) => ({ who, project: memberProject(`e2e-${RUN}-twin-${index}`, [{ kind: "User", name: who, role: "admin" }]) }));
+      for (const { who, project: each } of twins) {
+        const result = await createAs(["--as", who, "--as-group", DEVELOPERS], each);
+        assert.equal(result.ok, true, result.stderr);
+      }
+      for (const { project: each } of twins) await waitForReady(each.metadata.name);
+      const [mine, theirs] = await Promise.all([first, second].map(placesOf));
+      assert.notEqual(requesterHash(first), requesterHash(second));
+      assert.deepEqual([mine?.map((each) => each.project), theirs?.map((each) => each.project)], [[twins[0]!.project.metadata.name], [twins[1]!.project.metadata.name]], "each holds its own place, and sees only its own");
+    });
+
+    await step(`50. ${SPENDER} may not list Projects, and finds those they are a member of with kubectl auth can-i --list; one over budget they read by its name`, async () => {
       assert.match(await refusedTo(asSpender, ["get", PARENT.plural]), /cannot list resource "projects"/);
       const held = await heldBy(SPENDER);
       const rules = await must(["auth", "can-i", "--list", ...asSpender]);
-      for (const each of held.filter((one) => one.reason === "NamespaceActive")) assert.match(rules, new RegExp(`\\[${each.name}\\]`), `${each.name} in auth can-i --list`);
+      // Step 48 handed one over to the lead: still in the spender's budget, no longer theirs to see.
+      const isMember = (one: Held) => one.members.some((member) => member.kind === "User" && member.name === SPENDER);
+      assert.ok(held.some((one) => !isMember(one)), "one Project was handed over");
+      for (const each of held) {
+        const listed = new RegExp(`[[ ]${each.name}[\\] ]`).test(rules);
+        assert.equal(listed, isMember(each), `${each.name} ${isMember(each) ? "missing from" : "still in"} auth can-i --list:\n${rules}`);
+      }
       const over = held.find((each) => each.reason === "OverBudget");
       if (over) assert.match(await must(["get", PARENT.singular, over.name, "-o", "jsonpath={.status.conditions[0].reason}", ...asSpender]), /OverBudget/);
     });
@@ -1302,6 +1426,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     }
   } finally {
     await cleanUp();
+    if (tokens) rmSync(tokens, { recursive: true, force: true });
   }
   if (installed) log("ok   k8s.yaml was installed before this run, so it stays as it was");
   // The closing line test runners print, so that a CI log shows what ran.
