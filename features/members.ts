@@ -123,7 +123,8 @@ export const MEMBER_RULES = {
     "as kind ServiceAccount, or all of one namespace's as Group system:serviceaccounts:<namespace>",
   most: `a Project has at most ${MAX_MEMBERS} members`,
   ownServiceAccount:
-    "a ServiceAccount of the Project's own Namespace is at most an edit member: every edit member there can act as it",
+    "a ServiceAccount of the Project's own Namespace, or all of them as Group system:serviceaccounts:<that Namespace>, " +
+    "is at most an edit member: every edit member there can act as them",
 } as const;
 
 const Member = v.pipe(
@@ -198,17 +199,19 @@ export const Members = v.pipe(
 );
 
 // Kubernetes lets an edit member act as any ServiceAccount of the Namespace
-// (impersonate it, or run a Pod as it), so one of those as an admin member
-// would make every edit member an admin of the Project, able to rewrite or
-// delete it. ServiceAccounts of other namespaces are the Project's admins'
-// to trust.
+// (impersonate it, or run a Pod as it), so one of those as an admin member,
+// by name or as the Group of them all, would make every edit member an admin
+// of the Project, able to rewrite or delete it. ServiceAccounts of other
+// namespaces are the Project's admins' to trust.
 function membersIn(namespace: string) {
   return v.pipe(
     Members,
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed) return;
       dataset.value.forEach((member, index) => {
-        if (member.kind !== "ServiceAccount" || member.namespace !== namespace || member.role !== "admin") return;
+        const ownServiceAccounts =
+          (member.kind === "ServiceAccount" && member.namespace === namespace) || (member.kind === "Group" && member.name === `system:serviceaccounts:${namespace}`);
+        if (!ownServiceAccounts || member.role !== "admin") return;
         addIssue({ message: MEMBER_RULES.ownServiceAccount, path: [{ type: "array", origin: "value", input: dataset.value, key: index, value: member }] });
       });
     }),

@@ -172,6 +172,8 @@ export type AdmissionRequest = {
   groups?: string[];
   /** What the authenticator adds, such as the Pod a ServiceAccount token is bound to. */
   extra?: Record<string, string[]>;
+  /** The operation's options: a delete's propagationPolicy, as kubectl delete --cascade sends it. */
+  options?: Record<string, Json>;
   /**
    * What the requester may do, for the policies' `authorizer` checks:
    * `group/resource/verb` on every object, `group/resource/verb/name` on one.
@@ -249,6 +251,7 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json | nu
     namespace: aboutANamespace ? request.name : (request.namespace?.name ?? ""),
     kind: { kind: request.kind ?? "" },
     userInfo: { username: request.username, groups: request.groups ?? [], ...(request.extra ? { extra: request.extra } : {}) },
+    ...(request.options ? { options: request.options } : {}),
   };
   // An admission policy sees every object's properties by their own names,
   // a custom resource's too (seen on 1.36: a custom resource's `m.namespace`

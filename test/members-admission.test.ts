@@ -29,28 +29,36 @@ describe("admission: the CRD and sync judge members alike", () => {
     });
   }
 
-  test("the self-service policy and sync agree that a ServiceAccount of the Project's own Namespace is at most an edit member, as every edit member can act as it", () => {
-    const withMember = (namespace: string, role: string) =>
-      project("shop", { spec: { members: [{ kind: "User", name: "dana", role: "admin" }, { kind: "ServiceAccount", namespace, name: "deployer", role }] } });
+  test("the self-service policy and sync agree that a ServiceAccount of the Project's own Namespace, or the Group of them all, is at most an edit member, as every edit member can act as them", () => {
+    type Member = { kind: string; name: string; namespace?: string };
+    const serviceAccount = (namespace: string): Member => ({ kind: "ServiceAccount", namespace, name: "deployer" });
+    const allOf = (namespace: string): Member => ({ kind: "Group", name: `system:serviceaccounts:${namespace}` });
+    const withMember = (member: Member, role: string) => project("shop", { spec: { members: [{ kind: "User", name: "dana", role: "admin" }, { ...member, role }] } });
     const selfService = policyNamed("self-service");
-    const judged = (namespace: string, role: string) => {
-      const object = withMember(namespace, role) as any;
+    const judged = (member: Member, role: string) => {
+      const object = withMember(member, role) as any;
       const decision = admit(
         selfService,
         { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "shop", object, username: "pat", authorized: ["agrrh.com/projects/administer", "agrrh.com/projectprofiles/use"] },
         paramsOf(selfService),
       );
       const admission = decision.allowed ? [] : [String(decision.message)];
-      const answer = sync(withMember(namespace, role), namespaces({ "proj-shop": "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+      const answer = sync(withMember(member, role), namespaces({ "proj-shop": "Active" }), related(), clock("2026-11-30T00:00:00Z"));
       const reason = answer.status.conditions[0]?.reason;
       assert.equal(admission.length === 0, reason !== "InvalidMembers", `policy: ${admission.join("; ")}; sync: ${reason}`);
       return { admission, message: answer.status.conditions[0]?.message ?? "" };
     };
-    const refused = judged("proj-shop", "admin");
-    assert.deepEqual(refused.admission, [MEMBER_RULES.ownServiceAccount], "refused even to a holder of administer");
-    assert.equal(refused.message, `spec.members[1]: ${MEMBER_RULES.ownServiceAccount}. Until that is fixed, no member has access.`);
-    for (const [namespace, role] of [["proj-shop", "edit"], ["proj-shop", "view"], ["ci", "admin"], ["proj-other", "admin"]] as const) {
-      assert.deepEqual(judged(namespace, role).admission, [], `${role} in ${namespace}`);
+    for (const member of [serviceAccount("proj-shop"), allOf("proj-shop")]) {
+      const refused = judged(member, "admin");
+      assert.deepEqual(refused.admission, [MEMBER_RULES.ownServiceAccount], `${member.kind} ${member.name}: refused even to a holder of administer`);
+      assert.equal(refused.message, `spec.members[1]: ${MEMBER_RULES.ownServiceAccount}. Until that is fixed, no member has access.`);
+    }
+    for (const namespace of ["proj-shop", "ci", "proj-other"]) {
+      for (const member of [serviceAccount(namespace), allOf(namespace)]) {
+        for (const role of namespace === "proj-shop" ? ["edit", "view"] : ["admin", "edit"]) {
+          assert.deepEqual(judged(member, role).admission, [], `${member.kind} ${member.name} as ${role}`);
+        }
+      }
     }
   });
 
@@ -83,10 +91,15 @@ describe("admission: self-service Projects", () => {
   const mayRequest = authorizedBy(requester.rules);
   const asked = (
     operation: AdmissionRequest["operation"],
-    { object, oldObject }: { object?: any; oldObject?: any },
+    { object, oldObject, options }: { object?: any; oldObject?: any; options?: AdmissionRequest["options"] },
     who: { username: string; groups?: string[] } = dana,
     authorized: string[] = mayRequest,
-  ) => admit(policy, { operation, resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject, ...who, authorized }, paramsOf(policy));
+  ) =>
+    admit(
+      policy,
+      { operation, resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject, ...who, authorized, ...(options ? { options } : {}) },
+      paramsOf(policy),
+    );
 
   test("a developer creates a Project in which they are an admin, as a User, through a Group, or as a ServiceAccount", () => {
     assert.equal(asked("CREATE", { object: shop([{ kind: "User", name: "dana", role: "admin" }]) }).allowed, true);
@@ -167,11 +180,27 @@ describe("admission: self-service Projects", () => {
     const holding = (finalizers: string[]) => ({ ...shop(members), metadata: { name: "shop", finalizers } }) as any;
     const administers = [...mayRequest, "agrrh.com/projects/administer"];
 
-    test("its admin member may add only Metacontroller's finalizer and the garbage collector's, at create or later", () => {
-      for (const finalizer of [METACONTROLLER_FINALIZER, "foregroundDeletion", "orphan"]) {
+    test("its admin member may add only Metacontroller's finalizer and the garbage collector's foregroundDeletion, at create or later", () => {
+      for (const finalizer of [METACONTROLLER_FINALIZER, "foregroundDeletion"]) {
         assert.equal(asked("UPDATE", { object: holding([finalizer]), oldObject: holding([]) }).allowed, true, finalizer);
         assert.equal(asked("CREATE", { object: holding([finalizer]) }).allowed, true, finalizer);
       }
+    });
+
+    test("orphan is refused to its admin member: the garbage collector would leave the Namespace behind, owned by nothing", () => {
+      assert.equal(asked("UPDATE", { object: holding(["orphan"]), oldObject: holding([]) }).allowed, false);
+      assert.equal(asked("CREATE", { object: holding(["orphan"]) }).allowed, false);
+    });
+
+    test("copies of an admitted finalizer stop at 16, which keep a Project far below what etcd stores; an administer holder may add more", () => {
+      const copies = (count: number) => holding(Array.from({ length: count }, () => METACONTROLLER_FINALIZER));
+      assert.equal(asked("UPDATE", { object: copies(16), oldObject: copies(1) }).allowed, true);
+      const refusal = asked("UPDATE", { object: copies(17), oldObject: copies(16) });
+      assert.equal(refusal.allowed, false);
+      assert.match(String(refusal.message), /^Project shop would carry 17 finalizers, and only a holder of the verb administer/);
+      assert.equal(asked("CREATE", { object: copies(17) }).allowed, false);
+      assert.equal(asked("UPDATE", { object: copies(17), oldObject: copies(17) }).allowed, true, "a list it had already");
+      assert.equal(asked("UPDATE", { object: copies(17), oldObject: copies(1) }, { username: "pat" }, administers).allowed, true);
     });
 
     test("any other finalizer is refused to its admin member, naming it, at create or later: it could keep the Project Terminating for good", () => {
@@ -190,6 +219,32 @@ describe("admission: self-service Projects", () => {
     test("the one Metacontroller finalizer it admits is the one the CompositeController's name gives", () => {
       const message = String(asked("UPDATE", { object: holding(["x.example.com/y"]), oldObject: holding([]) }).message);
       assert.ok(message.includes(`metacontroller.io/compositecontroller-${find("CompositeController").metadata.name}`), message);
+    });
+  });
+
+  describe("deleting a Project so that what it owns is orphaned", () => {
+    const members = [{ kind: "User", name: "dana", role: "admin" }];
+    const holding = (finalizers: string[]) => ({ ...shop(members), metadata: { name: "shop", finalizers } }) as any;
+    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+    const deleting = (options: AdmissionRequest["options"], finalizers: string[] = []) => ({ oldObject: holding(finalizers), ...(options ? { options } : {}) });
+
+    test("is refused to its admin member, as kubectl delete --cascade=orphan asks it, or the older orphanDependents", () => {
+      const refusal = asked("DELETE", deleting({ kind: "DeleteOptions", propagationPolicy: "Orphan" }));
+      assert.equal(refusal.allowed, false);
+      assert.match(String(refusal.message), /^Deleting Project shop so that what it owns is orphaned would leave Namespace\s+proj-shop and its members' access behind/);
+      assert.equal(asked("DELETE", deleting({ kind: "DeleteOptions", orphanDependents: true })).allowed, false);
+    });
+
+    test("is refused where the Project holds the orphan finalizer and the delete does not say otherwise", () => {
+      assert.equal(asked("DELETE", deleting({ kind: "DeleteOptions" }, ["orphan"])).allowed, false);
+      assert.equal(asked("DELETE", deleting(undefined, ["orphan"])).allowed, false);
+      assert.equal(asked("DELETE", deleting({ kind: "DeleteOptions", propagationPolicy: "Background" }, ["orphan"])).allowed, true, "the API server drops the finalizer");
+    });
+
+    test("kubectl delete's default, background, and foreground pass; a holder of administer may orphan", () => {
+      for (const propagationPolicy of ["Background", "Foreground"]) assert.equal(asked("DELETE", deleting({ kind: "DeleteOptions", propagationPolicy })).allowed, true, propagationPolicy);
+      assert.equal(asked("DELETE", deleting({ kind: "DeleteOptions" })).allowed, true, "no policy given");
+      assert.equal(asked("DELETE", deleting({ kind: "DeleteOptions", propagationPolicy: "Orphan" }), { username: "pat" }, administers).allowed, true);
     });
   });
 
