@@ -173,7 +173,7 @@ describe("admission: who created a Project is recorded", () => {
   test("the groups it writes are the ones the budget policy compares, and the ones sync's spent place says", () => {
     const who = { ...DEVELOPER, groups: ["leads", "developers", "system:authenticated"] };
     const written = annotationsWrittenFor(who)[REQUESTER_GROUPS_ANNOTATION];
-    assert.equal(written, variablesOf(budgetPolicy, who)["groups"]);
+    assert.deepEqual(String(written).split("\n"), [...(variablesOf(budgetPolicy, who)["groups"] as Iterable<string>)]);
     const [, spentPlace] = placesIn(syncHolding("dana-3", who, 3, [1, 2]));
     assert.equal((spentPlace?.spec as { groups: string }).groups, written);
   });
@@ -269,11 +269,16 @@ describe("admission: a developer who holds all they may is refused", () => {
     assert.doesNotMatch(message, /Delete one/);
   });
 
-  test("another requester's spent place, or their own counted under other groups (a budget that may differ), is sync's to judge", () => {
+  test("another requester's spent place, or their own counted before they joined another group (a budget that may be larger), is sync's to judge", () => {
     assert.equal(againstEach(creating(project("dana-4")), [spent({ requester: "erin@example.com" })]).allowed, true);
     assert.equal(againstEach(creating(project("dana-4")), [spent({ requester: "dana!example.com" })]).allowed, true);
     assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: ["leads", ...DEVELOPER.groups] }), [spent()]).allowed, true);
-    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: [...DEVELOPER.groups].reverse() }), [spent()]).allowed, true, "in another order");
+  });
+
+  test("their spent place refuses them with the same groups in any order, or with fewer, which never give a larger budget", () => {
+    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: [...DEVELOPER.groups].reverse() }), [spent()]).allowed, false, "in another order");
+    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: ["system:authenticated"] }), [spent()]).allowed, false, "with fewer");
+    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: [] }), [spent()]).allowed, false, "with none");
   });
 
   test("a place that is not a spent one says nothing, were it ever selected", () => {
