@@ -21,10 +21,15 @@
  *
  * What a program made outside the cluster is known only from what its own
  * Jobs reported, which sync keeps in the Project's status and tells each
- * later run and teardown (`LAST_REPORT`): never from anything in the
- * Project's Namespace, which its members may write. Each Project's Jobs
- * run as a ServiceAccount of their own, so that what they may write (their
- * reports, the Secrets they hand over) is that Project's alone.
+ * later run and teardown (`REPORTS`): never from anything in the Project's
+ * Namespace, which its members may write. Each Project's Jobs run as a
+ * ServiceAccount of their own, so that what they may write (their reports,
+ * the Secrets they hand over) is that Project's alone.
+ *
+ * What a Project declares (its parameters, its members) and what its
+ * integrations reported reach the Jobs through one ConfigMap of the
+ * Project's beside them, not in each Job: a Project's sync request then
+ * carries that once, whatever the number of integrations and Jobs.
  *
  * Read top to bottom: the names, what a profile declares and a Project
  * supplies, the Jobs, and the plan `sync` and `finalize` compose.
@@ -44,6 +49,7 @@ export const PROFILES = "ProjectProfile.agrrh.com/v1";
 export const DEFAULT_PROFILE = "default";
 export const JOBS = "Job.batch/v1";
 export const SERVICE_ACCOUNTS = "ServiceAccount.v1";
+export const CONFIG_MAPS = "ConfigMap.v1";
 export const ROLES = "Role.rbac.authorization.k8s.io/v1";
 export const ROLE_BINDINGS = "RoleBinding.rbac.authorization.k8s.io/v1";
 /** On every Job and its Pods: whose it is, which integration, and whether it runs or tears down. */
@@ -53,7 +59,7 @@ export const OUTPUTS_ANNOTATION = "agrrh.com/outputs";
 /** The one container of an integration's Pod. */
 export const CONTAINER = "integration";
 /** What sync tells every program, besides the profile's `env`, which may not use these names. */
-export const RESERVED_ENV = ["PROJECT", "PROJECT_UID", "PROJECT_NAMESPACE", "INTEGRATION", "ACTION", "JOB_NAME", "PARAMETERS", "MEMBERS", "LAST_REPORT", "AFTER_REPORTS"] as const;
+export const RESERVED_ENV = ["PROJECT", "PROJECT_UID", "PROJECT_NAMESPACE", "INTEGRATION", "ACTION", "JOB_NAME", "PARAMETERS", "MEMBERS", "AFTER", "REPORTS"] as const;
 /**
  * A program exits so when it will not act until a person does (what it
  * would change is not this Project's): the Job fails at once, without its
@@ -113,15 +119,22 @@ export const Integrations = v.pipe(
 // Per integration: its parameters, a retry counter the Project's admins
 // raise to run it again, and, once a teardown cannot succeed, leave to skip
 // it. Read by `sync` from the spec as it is, so that a wrong value gets a
-// status rather than a refused request.
-const Supplied = v.record(
+// status rather than a refused request. Parameters are settings, not data:
+// all of a Project's together are few enough that its Jobs' ConfigMap
+// always fits what Metacontroller may write (the CRD holds the same).
+export const PARAMETERS_MAX_CHARACTERS = 4096;
+export const SUPPLIED_RULES = {
+  parameters: `a Project's parameters come to at most ${PARAMETERS_MAX_CHARACTERS} characters, names and values together`,
+} as const;
+const characters = (text: string) => [...text].length;
+const Supplied = v.pipe(v.record(
   v.string(),
   v.looseObject({
     parameters: v.optional(v.record(v.string(), v.string()), {}),
     retry: v.optional(whole(0, 2 ** 31 - 1), 0),
     skipTeardown: v.optional(v.boolean(), false),
   }),
-);
+), v.check((supplied) => Object.values(supplied).flatMap(({ parameters }) => Object.entries(parameters)).reduce((sum, [name, value]) => sum + characters(name) + characters(value), 0) <= PARAMETERS_MAX_CHARACTERS, SUPPLIED_RULES.parameters));
 type Supplied = v.InferOutput<typeof Supplied>[string];
 const NOTHING_SUPPLIED: Supplied = { parameters: {}, retry: 0, skipTeardown: false };
 
@@ -150,7 +163,10 @@ type ObservedJob = v.InferOutput<typeof ObservedJob>;
 // The hand-over Role is read for the Secrets it names, so that one kept as
 // it is while the profile cannot be read names the same.
 const ObservedRole = v.looseObject({ rules: v.nullish(v.array(v.looseObject({ resourceNames: v.nullish(v.array(v.string())) }))) });
-const children = { [JOBS]: ObservedJob, [SERVICE_ACCOUNTS]: v.looseObject({}), [ROLES]: ObservedRole, [ROLE_BINDINGS]: v.looseObject({}) };
+// The inputs ConfigMap is read for its data, so that one kept as it is
+// while the profile cannot be read says the same.
+const ObservedInputs = v.looseObject({ data: v.nullish(v.record(v.string(), v.string())) });
+const children = { [JOBS]: ObservedJob, [SERVICE_ACCOUNTS]: v.looseObject({}), [CONFIG_MAPS]: ObservedInputs, [ROLES]: ObservedRole, [ROLE_BINDINGS]: v.looseObject({}) };
 const related = { [PROFILES]: v.looseObject({ spec: v.nullish(v.unknown()) }) };
 
 // The previous status, for what a Job reported before it was run again.
@@ -215,6 +231,23 @@ export function jobNameFor(project: string, integration: string, action: Action,
 // Project's integrations, it is only ever bound in that Project's Namespace.
 const serviceAccountFor = (namespace: string): Child => ({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: namespace, namespace: INTEGRATIONS_NAMESPACE } });
 
+// Its Jobs' inputs, named the same, whose keys their env reads. A Job is
+// sized by the profile alone: what the Project's members write, and what its
+// programs report, come once per Project. The kubelet reads the values when
+// a Pod starts, and Metacontroller writes a ConfigMap before the Jobs of the
+// same answer, so a new Job sees what sync checked for it.
+export const INPUT_KEYS = { members: "members", reports: "reports", parameters: (integration: string) => `parameters.${integration}` } as const;
+function inputsFor(namespace: string, data: Record<string, string>): Child {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name: namespace, namespace: INTEGRATIONS_NAMESPACE }, data } as Child;
+}
+function inputsData(read: Read, reports: Reports): Record<string, string> {
+  return {
+    ...(read.declared.some((each) => each.members) ? { [INPUT_KEYS.members]: JSON.stringify(read.members.map(({ kind, name, role }) => ({ kind, name, role }))) } : {}),
+    ...Object.fromEntries(read.declared.map(({ name }) => [INPUT_KEYS.parameters(name), JSON.stringify(read.supplied[name]?.parameters ?? {})])),
+    [INPUT_KEYS.reports]: JSON.stringify(reports),
+  };
+}
+
 /** The Role and RoleBinding that let the Project's integrations write the Secrets they hand over into its Namespace. */
 export const HAND_OVER_NAME = "integrations";
 
@@ -262,12 +295,15 @@ function jobFor(integration: Integration, supplied: Supplied, context: Context, 
     ACTION: action,
     JOB_NAME: name,
     PROJECT_UID: context.uid,
-    PARAMETERS: JSON.stringify(supplied.parameters),
-    ...(integration.members ? { MEMBERS: JSON.stringify(context.members.map(({ kind, name, role }) => ({ kind, name, role }))) } : {}),
-    // What it made before, as only its own Jobs' Pods could have reported
-    // it: a program reads nothing a tenant can write to learn that.
-    LAST_REPORT: JSON.stringify(context.reports[integration.name] ?? {}),
-    AFTER_REPORTS: JSON.stringify(Object.fromEntries(integration.after.map((before) => [before, context.reports[before] ?? {}]))),
+    AFTER: integration.after.join(","),
+  };
+  const input = (key: string) => ({ valueFrom: { configMapKeyRef: { name: context.namespace, key } } });
+  const inputs = {
+    PARAMETERS: input(INPUT_KEYS.parameters(integration.name)),
+    ...(integration.members ? { MEMBERS: input(INPUT_KEYS.members) } : {}),
+    // What each integration made before, as only its own Jobs' Pods could
+    // have reported it: a program reads nothing a tenant can write to learn that.
+    REPORTS: input(INPUT_KEYS.reports),
   };
   return {
     apiVersion: "batch/v1",
@@ -289,7 +325,7 @@ function jobFor(integration: Integration, supplied: Supplied, context: Context, 
               name: CONTAINER,
               image: integration.image,
               command: integration.command,
-              env: Object.entries(env).map(([key, value]) => ({ name: key, value })),
+              env: [...Object.entries(env).map(([key, value]) => ({ name: key, value })), ...Object.entries(inputs).map(([key, from]) => ({ name: key, ...from }))],
               ...(integration.secret ? { envFrom: [{ secretRef: { name: integration.secret } }] } : {}),
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
               resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "500m", memory: "256Mi" } },
@@ -313,12 +349,15 @@ function outcomeOf(job: ObservedJob): Outcome {
   return { running: true };
 }
 
-// What users see of a report: a few short strings. A program should never
-// put a credential there; a report that is not such an object is ignored.
+// What users see of a report: a few short strings, at most REPORT_MAX_CHARACTERS
+// of JSON (k8s.yaml's ownership guard refuses a longer one), so that every
+// report of a Project fits its Jobs' ConfigMap. A program should never put
+// a credential there; a report that is not such an object is ignored.
+export const REPORT_MAX_CHARACTERS = 1024;
 const Outputs = v.pipe(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9]{0,31}$/)), v.pipe(v.string(), v.maxLength(512))), v.maxEntries(8));
 function reportOf(job: ObservedJob | undefined): Record<string, string> | undefined {
   const text = job?.metadata?.annotations?.[OUTPUTS_ANNOTATION];
-  if (text === undefined) return undefined;
+  if (text === undefined || characters(text) > REPORT_MAX_CHARACTERS) return undefined;
   try {
     const parsed = v.safeParse(Outputs, JSON.parse(text));
     return parsed.success ? parsed.output : undefined;
@@ -518,8 +557,8 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
   children,
   related,
   elsewhere: {
-    owns: (_project, group, key) => (group === JOBS || group === SERVICE_ACCOUNTS) && key.startsWith(`${INTEGRATIONS_NAMESPACE}/`),
-    are: `its Jobs and ServiceAccount in Namespace ${INTEGRATIONS_NAMESPACE}`,
+    owns: (_project, group, key) => (group === JOBS || group === SERVICE_ACCOUNTS || group === CONFIG_MAPS) && key.startsWith(`${INTEGRATIONS_NAMESPACE}/`),
+    are: `its Jobs, ServiceAccount and ConfigMap in Namespace ${INTEGRATIONS_NAMESPACE}`,
   },
   customize: (_project, spec) => [{ apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: [profileNameOf(spec)] }],
   refusals: ["InvalidIntegrations"],
@@ -550,7 +589,8 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
     const inputs = read(spec, related, project.metadata.name);
     if (!("declared" in inputs)) {
       const kept = handingOver(handedOver);
-      const identity = observed.length ? [serviceAccount] : [];
+      const observedInputs = children[CONFIG_MAPS][`${INTEGRATIONS_NAMESPACE}/${namespace}`];
+      const identity = observed.length ? [serviceAccount, ...(observedInputs ? [inputsFor(namespace, observedInputs.data ?? {})] : [])] : [];
       return { children: [...observed.map(keep), ...identity, ...kept.children], labels: kept.labels, invalid: inputs.problem, finalized: finalizing ? observed.length === 0 : undefined };
     }
     // The last report of each integration, which is what it made: from its
@@ -571,6 +611,7 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
       : runs({ read: inputs, context, seen, mayStart: active && (earlierInPlace || observed.length > 0) });
     const started = plan.children.length > 0 || observed.length > 0;
     const handOvers = handingOver(started && !finalizing ? inputs.declared.filter((each) => each.handsOverSecret).map((each) => each.name) : handedOver);
-    return { ...plan, children: [...(started ? [serviceAccount] : []), ...plan.children, ...handOvers.children], labels: handOvers.labels };
+    const identity = started ? [serviceAccount, inputsFor(namespace, inputsData(inputs, reports))] : [];
+    return { ...plan, children: [...identity, ...plan.children, ...handOvers.children], labels: handOvers.labels };
   },
 };

@@ -5,7 +5,17 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { sync } from "../sync.ts";
-import { HAND_OVER_LABEL_PREFIX, INTEGRATION_NAME_MAX_LENGTH, INTEGRATION_RULES, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION, RESERVED_ENV } from "../features/integrations.ts";
+import {
+  HAND_OVER_LABEL_PREFIX,
+  INTEGRATION_NAME_MAX_LENGTH,
+  INTEGRATION_RULES,
+  INTEGRATIONS_NAMESPACE,
+  OUTPUTS_ANNOTATION,
+  PARAMETERS_MAX_CHARACTERS,
+  REPORT_MAX_CHARACTERS,
+  RESERVED_ENV,
+  SUPPLIED_RULES,
+} from "../features/integrations.ts";
 import { annotatedAsTold, assertBoundToDeny, deleting, find, objects, paramsOf, policyNamed, projectSchema, trusted } from "./admission.ts";
 import { admit, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { at, namespaces, project, related, verdict } from "./helpers.ts";
@@ -45,6 +55,28 @@ describe("admission: a profile's integrations, judged alike by the CRD and sync"
     assert.deepEqual(schemaErrors(integrationsSchema, backwards), []);
     const answer = sync(project("shop", { spec: {} }), namespaces({ "proj-shop": "Active" }), related({}, { default: { integrations: backwards } }), at);
     assert.ok(verdict(answer).message.includes(INTEGRATION_RULES.after));
+  });
+
+  test("the CRD and sync agree that a Project's parameters come to at most 4096 characters, names and values, whatever their characters", () => {
+    const supplied = projectSchema.properties.spec.properties.integrations;
+    const names = Array.from({ length: 16 }, (_, index) => `p${String(index).padStart(2, "0")}`);
+    const taking = [integration("repository", { parameters: names }), integration("tracker", { parameters: ["c"] })];
+    // Sixteen of three and 253 characters, the most; then one more, as a parameter of one character and no value.
+    const totalling = (extra: number) => ({
+      repository: { parameters: Object.fromEntries(names.map((name) => [name, "é".repeat((PARAMETERS_MAX_CHARACTERS / names.length) - name.length)])) },
+      ...(extra ? { tracker: { parameters: { c: "" } } } : {}),
+    });
+    for (const extra of [0, 1]) {
+      const integrations = totalling(extra);
+      const admitted = schemaErrors(supplied, integrations);
+      const answer = sync(project("shop", { spec: { integrations } }), namespaces({ "proj-shop": "Active" }), related({}, { default: { integrations: taking } }), at);
+      assert.deepEqual(admitted.length > 0, extra > 0, admitted.join("; "));
+      assert.equal(verdict(answer).reason === "InvalidIntegrations", extra > 0, verdict(answer).message);
+      if (extra) {
+        assert.ok(admitted.some((error) => error.endsWith(SUPPLIED_RULES.parameters)), admitted.join("; "));
+        assert.ok(verdict(answer).message.includes(SUPPLIED_RULES.parameters), verdict(answer).message);
+      }
+    }
   });
 
   test("a Project supplies parameters, a retry and skipTeardown per integration, and nothing that runs", () => {
@@ -108,6 +140,13 @@ describe("admission: what integrations may write", () => {
     assert.equal(updating(changed((object) => (object.metadata.annotations.other = "x")), shopsJobs, own).allowed, false, "another annotation");
     assert.equal(updating(changed((object) => (object.spec.suspend = true)), shopsJobs, own).allowed, false, "its spec");
     assert.equal(updating(changed((object) => (object.metadata.ownerReferences = [])), shopsJobs, own).allowed, false, "its owner");
+  });
+
+  test("a report longer than sync reads is refused, even from the Job's own Pod, so that no program makes its Project's requests grow", () => {
+    const own = podOf(job.metadata.name);
+    const longest = JSON.stringify({ note: "x".repeat(REPORT_MAX_CHARACTERS - '{"note":""}'.length) });
+    assert.equal(updating(changed((object) => (object.metadata.annotations[OUTPUTS_ANNOTATION] = longest)), shopsJobs, own).allowed, true);
+    assert.equal(updating(changed((object) => (object.metadata.annotations[OUTPUTS_ANNOTATION] = `${longest} `)), shopsJobs, own).allowed, false);
   });
 
   test("no other Job's Pod, no token not bound to a Pod, no other ServiceAccount and no person may report on it; Metacontroller may write it", () => {

@@ -3,8 +3,8 @@
 // against stand-ins on 127.0.0.1: GitLab's REST API v4, answering as
 // GitLab documents it, its errors too, and the Kubernetes API they write to,
 // which records every call. The tests play sync too: each run is a new Job,
-// told what this integration's Job last reported (LAST_REPORT) and what the
-// ones it runs after did (AFTER_REPORTS), as the Project's status keeps them.
+// told what each integration's Job last reported (REPORTS), as the Project's
+// status keeps them, and which it runs after (AFTER).
 // The tenant is hostile: the Project's members may write anything in the
 // Project's Namespace and edit their repository, and Project names come back.
 import assert from "node:assert/strict";
@@ -238,7 +238,13 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
    * time unless JOB_NAME says which attempt of which Job this is again. What
    * it reported goes into the status, as sync keeps it.
    */
-  function run(program: string, action: "run" | "teardown", env: Record<string, string> = {}): Promise<{ code: number; stderr: string; report: Record<string, string> | null }> {
+  function run(
+    program: string,
+    action: "run" | "teardown",
+    env: Record<string, string> = {},
+    /** What it reported before, where a test says so rather than the status. */
+    reportedBefore?: Record<string, string>,
+  ): Promise<{ code: number; stderr: string; report: Record<string, string> | null }> {
     const job = env["JOB_NAME"] ?? `shop-${program}-${++jobs}`;
     const environment = {
       PATH: process.env["PATH"] ?? "",
@@ -252,8 +258,9 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       ACTION: action,
       JOB_NAME: job,
       PARAMETERS: "{}",
-      LAST_REPORT: JSON.stringify(status.get(program) ?? {}),
-      AFTER_REPORTS: JSON.stringify(Object.fromEntries((AFTER[program] ?? []).map((name) => [name, status.get(name) ?? {}]))),
+      // As sync tells it, but where a test says what this one reported before.
+      REPORTS: JSON.stringify({ ...Object.fromEntries(status), ...(reportedBefore ? { [program]: reportedBefore } : {}) }),
+      AFTER: (AFTER[program] ?? []).join(","),
       KUBERNETES_API: kubernetesUrl,
       SERVICE_ACCOUNT_DIR: directory,
       ...env,
@@ -404,6 +411,16 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       assert.ok(result.report?.["refused"]?.endsWith("…"));
     });
 
+    test("a refusal whose words JSON writes longer is cut further, to fit the 1024 characters of a report", async () => {
+      const group = `teams/${'"'.repeat(1000)}`;
+      gitlab.madeElsewhere(`${group}/shop`);
+      const result = await run("gitlab-repository", "run", { GITLAB_GROUP: group });
+      assert.equal(result.code, 3, result.stderr);
+      assert.ok(result.report?.["refused"]?.endsWith("…"));
+      const length = [...JSON.stringify(result.report)].length;
+      assert.ok(length <= 1024 && length > 1000, `${length} characters`);
+    });
+
     test("a repository once made and then deleted in GitLab is made again, and the new one recorded", async () => {
       assert.equal((await run("gitlab-repository", "run", { MEMBERS })).code, 0);
       gitlab.state.projects = [];
@@ -425,13 +442,13 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       assert.deepEqual(gitlab.state.projects.map((each) => each.id), [101]);
     });
 
-    test("a retry of the same Job takes the repository its earlier attempt made and reported as this Project's, though the Job's LAST_REPORT predates it", async () => {
+    test("a retry of the same Job takes the repository its earlier attempt made and reported as this Project's, though the REPORTS its Pod started with predate it", async () => {
       gitlab.state.failing = { method: "POST", path: /^projects\/\d+\/members$/, status: 500 };
       const first = await run("gitlab-repository", "run", { MEMBERS, JOB_NAME: "shop-gitlab-repository-retried" });
       assert.equal(first.code, 1);
       assert.deepEqual(first.report, { url: "https://gitlab.example/teams/shop", id: "100" });
       // sync made the Job before the first attempt: every attempt of it is told the same.
-      const again = await run("gitlab-repository", "run", { MEMBERS, JOB_NAME: "shop-gitlab-repository-retried", LAST_REPORT: "{}" });
+      const again = await run("gitlab-repository", "run", { MEMBERS, JOB_NAME: "shop-gitlab-repository-retried" }, {});
       assert.equal(again.code, 0, again.stderr);
       assert.deepEqual(gitlab.state.projects.map((each) => each.id), [100]);
       assert.deepEqual(Object.fromEntries(gitlab.state.projects[0]!.members), { 1: 50, 2: 40, 3: 20, 4: 30 });
@@ -517,6 +534,14 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       assert.deepEqual(gitlab.state.calls, []);
     });
 
+    test("the runner takes a repository's id only from an integration it runs after, not from any other's report", async () => {
+      status = new Map([["tracker", { id: "101" }]]);
+      const result = await run("gitlab-runner", "run");
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /which has reported none yet/);
+      assert.equal(gitlab.state.runners.size, 0);
+    });
+
     test("the runner is registered for the repository reported, its token handed to the Project's Namespace and reported nowhere else", async () => {
       await run("gitlab-repository", "run");
       const result = await run("gitlab-runner", "run");
@@ -574,17 +599,17 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       assertNothingReadFromTheNamespace();
     });
 
-    test("another repository's runner in LAST_REPORT is neither kept nor deleted: a new one is registered for this repository", async () => {
+    test("another repository's runner in its entry of REPORTS is neither kept nor deleted: a new one is registered for this repository", async () => {
       const other = gitlab.madeElsewhere("teams/other");
       const theirs = gitlab.runnerElsewhere(other);
       await run("gitlab-repository", "run");
-      const result = await run("gitlab-runner", "run", { LAST_REPORT: JSON.stringify({ runner: String(theirs) }) });
+      const result = await run("gitlab-runner", "run", {}, { runner: String(theirs) });
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stderr, new RegExp(`runner ${theirs}, recorded, is not repository 101's in GitLab \\(any more\\): it is left as it is, and another registered`));
       assert.deepEqual(result.report, { runner: String(theirs + 1) });
       assert.deepEqual(gitlab.state.runners.get(theirs), { runner_type: "project_type", projects: [other.id], description: "proj-other" });
       assert.deepEqual(gitlab.state.runners.get(theirs + 1)?.projects, [101]);
-      const teardown = await run("gitlab-runner", "teardown", { LAST_REPORT: JSON.stringify({ runner: String(theirs) }) });
+      const teardown = await run("gitlab-runner", "teardown", {}, { runner: String(theirs) });
       assert.equal(teardown.code, 0, teardown.stderr);
       assert.match(teardown.stderr, new RegExp(`runner ${theirs}, recorded, is not repository 101's in GitLab \\(any more\\), so it is left as it is`));
       assert.ok(gitlab.state.runners.has(theirs));
@@ -595,7 +620,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       const other = gitlab.madeElsewhere("elsewhere/other");
       const hidden = gitlab.runnerElsewhere(other, { hidden: true });
       await run("gitlab-repository", "run");
-      const result = await run("gitlab-runner", "run", { LAST_REPORT: JSON.stringify({ runner: String(hidden) }) });
+      const result = await run("gitlab-runner", "run", {}, { runner: String(hidden) });
       assert.equal(result.code, 0, result.stderr);
       assert.deepEqual(result.report, { runner: String(hidden + 1) });
       assert.ok(gitlab.state.runners.has(hidden));
@@ -626,7 +651,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       await run("gitlab-runner", "run");
       assert.equal((await run("gitlab-runner", "teardown")).code, 0);
       assert.equal(gitlab.state.runners.size, 0);
-      const none = await run("gitlab-runner", "teardown", { LAST_REPORT: "{}" });
+      const none = await run("gitlab-runner", "teardown", {}, {});
       assert.equal(none.code, 0, none.stderr);
       assert.match(none.stderr, /no runner is recorded as registered for this Project, so none is deleted/);
       assertNothingReadFromTheNamespace();

@@ -55,6 +55,24 @@ const jobFor = (answer: SyncResponse, name: string) => {
   assert.ok(found, `a Job for ${name}`);
   return found;
 };
+type EnvVar = { name: string; value?: string; valueFrom?: { configMapKeyRef: { name: string; key: string } } };
+const inputsIn = (answer: SyncResponse) => answer.children.find((child) => child.kind === "ConfigMap" && child.metadata.namespace === INTEGRATIONS_NAMESPACE) as (Child & { data: Record<string, string> }) | undefined;
+/**
+ * A Job's environment as its Pod starts with it: its own values, and what
+ * the kubelet reads from the ConfigMap the same answer asks for, which
+ * Metacontroller writes before the Job.
+ */
+function envOf(answer: SyncResponse, job: Job): Record<string, string | undefined> {
+  const env: EnvVar[] = (job.spec as any).template.spec.containers[0].env;
+  return Object.fromEntries(
+    env.map(({ name, value, valueFrom }) => {
+      if (!valueFrom) return [name, value];
+      const inputs = inputsIn(answer);
+      assert.equal(valueFrom.configMapKeyRef.name, inputs?.metadata.name, `${name} is read from the ConfigMap the answer asks for`);
+      return [name, inputs?.data[valueFrom.configMapKeyRef.key]];
+    }),
+  );
+}
 
 type Outcome = "running" | "complete" | { failed: string };
 /** The children with these Jobs observed as the Job controller left them. */
@@ -97,7 +115,7 @@ describe("integrations: in order, one Job each", () => {
     assert.deepEqual(answer.children.filter((child) => child.kind === "ServiceAccount"), [{ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: NAMESPACE, namespace: INTEGRATIONS_NAMESPACE } }]);
     const [container] = pod.containers;
     assert.deepEqual(container.envFrom, [{ secretRef: { name: "gitlab" } }]);
-    const env = Object.fromEntries(container.env.map(({ name, value }: { name: string; value: string }) => [name, value]));
+    const env = envOf(answer, job);
     assert.deepEqual(
       { ...env, JOB_NAME: undefined },
       {
@@ -107,10 +125,10 @@ describe("integrations: in order, one Job each", () => {
         ACTION: "run",
         JOB_NAME: undefined,
         PROJECT_UID: "uid-of-shop",
+        AFTER: "",
         PARAMETERS: '{"visibility":"internal"}',
         MEMBERS: "[]",
-        LAST_REPORT: "{}",
-        AFTER_REPORTS: "{}",
+        REPORTS: "{}",
       },
     );
     assert.equal(env.JOB_NAME, job.metadata.name);
@@ -123,9 +141,28 @@ describe("integrations: in order, one Job each", () => {
     assert.deepEqual((job.spec as any).podFailurePolicy, { rules: [{ action: "FailJob", onExitCodes: { containerName: CONTAINER, operator: "In", values: [REFUSED_EXIT_CODE] } }] });
   });
 
-  test("no ServiceAccount is asked for a Project whose profile has no integrations", () => {
+  test("no ServiceAccount or ConfigMap is asked for a Project whose profile has no integrations", () => {
     const answer = sync(shop({ integrations: undefined }), active(), profiled([]), at);
-    assert.deepEqual(answer.children.filter((child) => child.kind === "ServiceAccount"), []);
+    assert.deepEqual(answer.children.filter((child) => child.kind === "ServiceAccount" || child.kind === "ConfigMap"), []);
+  });
+
+  test("a Job is the same whatever the Project's members and parameters: they reach it once, through the Project's ConfigMap beside it", () => {
+    const many = Array.from({ length: 100 }, (_, index) => ({ kind: "User", name: `${"x".repeat(240)}-${index}`, role: index ? "view" : "admin" }));
+    // Once the members' access is in place, which the Jobs wait for.
+    const started = (spec: Record<string, unknown>) => {
+      const first = sync(shop(spec), active(), profiled(), at);
+      return sync(shop(spec), observed(active(), [], first.children.filter((child) => child.kind !== "Job" && child.kind !== "Namespace")), profiled(), at);
+    };
+    const small = started({});
+    const large = started({ members: many, integrations: { repository: { parameters: { visibility: "<".repeat(256) } } } });
+    const withoutName = (job: Job) => ({ ...job, metadata: { ...job.metadata, name: "" }, spec: { ...job.spec, template: { ...(job.spec as any).template, spec: { ...(job.spec as any).template.spec, containers: [{ ...(job.spec as any).template.spec.containers[0], env: envWithoutJobName(job) }] } } } });
+    const envWithoutJobName = (job: Job) => ((job.spec as any).template.spec.containers[0].env as EnvVar[]).filter((each) => each.name !== "JOB_NAME");
+    for (const name of ["repository", "tracker"]) assert.deepEqual(withoutName(jobFor(large, name)), withoutName(jobFor(small, name)), name);
+    assert.notEqual(jobFor(large, "repository").metadata.name, jobFor(small, "repository").metadata.name, "new inputs are a new Job");
+    assert.equal(jobFor(large, "tracker").metadata.name, jobFor(small, "tracker").metadata.name, "one that takes no members runs once");
+    assert.deepEqual(inputsIn(large)?.metadata, { name: NAMESPACE, namespace: INTEGRATIONS_NAMESPACE });
+    assert.equal(JSON.parse(envOf(large, jobFor(large, "repository")).MEMBERS ?? "[]").length, 100);
+    assert.equal(envOf(large, jobFor(large, "tracker")).MEMBERS, undefined, "told only to those that take members");
   });
 
   test("no Job, and so no ServiceAccount, is asked for before the Project's Namespace is Active", () => {
@@ -209,8 +246,7 @@ describe("integrations: failures and runs again", () => {
     const children = settled();
     const joined = sync(shop({ members: [{ kind: "User", name: "alice@example.com", role: "admin" }] }), children, profiled(), at);
     assert.deepEqual(phases(joined), { repository: "Running", tracker: "Succeeded", runner: "Succeeded" });
-    const env = (jobFor(joined, "repository").spec as any).template.spec.containers[0].env;
-    assert.deepEqual(env.find((entry: any) => entry.name === "MEMBERS").value, '[{"kind":"User","name":"alice@example.com","role":"admin"}]');
+    assert.equal(envOf(joined, jobFor(joined, "repository")).MEMBERS, '[{"kind":"User","name":"alice@example.com","role":"admin"}]');
   });
 
   test("while an integration runs again, its status keeps what it reported last", () => {
@@ -226,7 +262,6 @@ describe("integrations: failures and runs again", () => {
     assert.deepEqual([statusOf(kept)[0]?.phase, statusOf(kept)[0]?.outputs], ["Running", { url: "https://gitlab.example/shop" }]);
   });
 
-  const envOf = (job: Job) => Object.fromEntries((job.spec as any).template.spec.containers[0].env.map(({ name, value }: { name: string; value: string }) => [name, value]));
   /** The children with the repository's Job complete, having reported `report`. */
   const reportedBy = (first: SyncResponse, report: string, outcome: Outcome = "complete") => {
     const children = observed(active(), [[jobFor(first, "repository"), outcome]]);
@@ -234,13 +269,15 @@ describe("integrations: failures and runs again", () => {
     return children;
   };
 
-  test("what an integration reported is told to its next run as LAST_REPORT, and to those after it as AFTER_REPORTS: nothing a tenant can write", () => {
+  test("what an integration reported is told to the Project's next Jobs in REPORTS, and which they run after in AFTER: nothing a tenant can write", () => {
     const first = sync(shop(), active(), profiled(), at);
     const children = reportedBy(first, '{"url":"https://gitlab.example/teams/shop","id":"100"}');
     const answer = sync(shop(), children, profiled(), at);
-    assert.equal(envOf(jobFor(answer, "runner")).AFTER_REPORTS, '{"repository":{"url":"https://gitlab.example/teams/shop","id":"100"}}');
+    const runner = envOf(answer, jobFor(answer, "runner"));
+    assert.equal(runner.REPORTS, '{"repository":{"url":"https://gitlab.example/teams/shop","id":"100"}}');
+    assert.equal(runner.AFTER, "repository");
     const again = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), children, profiled(), at);
-    assert.equal(envOf(jobFor(again, "repository")).LAST_REPORT, '{"url":"https://gitlab.example/teams/shop","id":"100"}');
+    assert.equal(envOf(again, jobFor(again, "repository")).REPORTS, '{"repository":{"url":"https://gitlab.example/teams/shop","id":"100"}}');
     assert.equal(jobFor(answer, "repository").metadata.name, jobFor(first, "repository").metadata.name, "a report runs nothing again");
   });
 
@@ -248,7 +285,7 @@ describe("integrations: failures and runs again", () => {
     const first = sync(shop(), active(), profiled(), at);
     const shown = sync(shop(), reportedBy(first, '{"id":"100"}'), profiled(), at);
     const retried = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }, { status: shown.status }), active(), profiled(), at);
-    assert.equal(envOf(jobFor(retried, "repository")).LAST_REPORT, '{"id":"100"}');
+    assert.equal(envOf(retried, jobFor(retried, "repository")).REPORTS, '{"repository":{"id":"100"}}');
   });
 
   test("a Job whose program refused says the program's words in Ready, and how to run it again once an admin has put it right", () => {
@@ -259,10 +296,11 @@ describe("integrations: failures and runs again", () => {
     assert.match(message, /^Integration repository refused, and Job project-integrations\/shop-repository-\w+ stopped: GitLab repository teams\/shop exists and this Project did not make it, so it is left as it is\. Once the cause is put right, run it again: kubectl patch /);
   });
 
-  test("a report that is not a few short strings is not shown", () => {
+  test("a report that is not a few short strings, 1024 characters of JSON at most, is not shown", () => {
     const first = sync(shop(), active(), profiled(), at);
     const nine = JSON.stringify(Object.fromEntries(Array.from({ length: 9 }, (_, index) => [`key${index}`, "x"])));
-    for (const report of ["not json", '{"token":{"nested":true}}', '["a"]', `{"url":"${"x".repeat(513)}"}`, nine]) {
+    const long = JSON.stringify(Object.fromEntries(Array.from({ length: 3 }, (_, index) => [`key${index}`, "x".repeat(500)])));
+    for (const report of ["not json", '{"token":{"nested":true}}', '["a"]', `{"url":"${"x".repeat(513)}"}`, nine, long]) {
       const children = observed(active(), [[jobFor(first, "repository"), "complete"]]);
       (children[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).metadata.annotations[OUTPUTS_ANNOTATION] = report;
       assert.equal(statusOf(sync(shop(), children, profiled(), at))[0]?.outputs, undefined, report);
@@ -311,11 +349,14 @@ describe("integrations: what a profile declares and a Project supplies", () => {
     assert.deepEqual(jobsIn(answer).map((job) => job.metadata.name).sort(), Object.keys(children[JOBS]!).map((key) => key.split("/")[1]).sort());
   });
 
-  test("while the profile is missing, every observed Job stays, and the guardrails say why", () => {
+  test("while the profile is missing, every observed Job stays, with the ConfigMap they read as it is, and the guardrails say why", () => {
     const children = settled();
     const answer = sync(shop(), children, related({}, {}), at);
     assert.equal(jobsIn(answer).length, 3);
     assert.equal(verdict(answer).reason, "ProfileNotFound");
+    const observedInputs = children["ConfigMap.v1"]?.[`${INTEGRATIONS_NAMESPACE}/${NAMESPACE}`] as { data: Record<string, string> } | undefined;
+    assert.ok(observedInputs);
+    assert.deepEqual(inputsIn(answer)?.data, observedInputs.data);
   });
 });
 

@@ -58,6 +58,15 @@ describe("the largest request Metacontroller can send", () => {
     assert.equal(response.status, 200);
   });
 
+  test("carries no child whose annotations, Metacontroller's copy of what it applied among them, exceed the 256 KiB the API server stores", () => {
+    for (const [group, objects] of Object.entries(request.children)) {
+      for (const [key, child] of Object.entries<any>(objects)) {
+        const bytes = Object.entries<string>(child.metadata.annotations ?? {}).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(value), 0);
+        assert.ok(bytes <= 256 * 1024, `${group} ${key}: ${bytes} bytes of annotations`);
+      }
+    }
+  });
+
   test("and its customize request is answered 200 too", async () => {
     const response = await post(CUSTOMIZE_PATH, goJson({ controller: request.controller, parent: request.parent }));
     assert.equal(response.status, 200);

@@ -5,9 +5,11 @@
 // largest such Project leaves room for the largest status sync writes onto
 // it (largest-request.test.ts).
 //
-// - The Project: its spec at the CRD's limits, every character one that Go's
-//   JSON writes as six bytes (`<`), and as many annotations as
-//   projects.agrrh.com-size lets a member write. The API server keeps it as
+// - The Project: its spec at the CRD's limits, every character one that
+//   JSON writes as six bytes however deep it is nested (a control character:
+//   Go writes `<` so too, but JavaScript, which writes what sync puts in a
+//   string, does not), and as many annotations as projects.agrrh.com-size
+//   lets a member write. The API server keeps it as
 //   JSON, escaped as Go escapes it, in one etcd request, which etcd caps at
 //   --max-request-bytes: 1.5 MiB by default (measured on the local control
 //   plane: one served as 1,572,613 bytes was stored, one a thousand `<`
@@ -17,19 +19,23 @@
 //   they may).
 // - Its children: sync's answer for it, as Metacontroller stores each object
 //   (its label, owner reference, managed fields, and its copy of what it
-//   applied). Nobody else writes them: k8s.yaml's ownership guard.
+//   applied). Nobody else writes them: k8s.yaml's ownership guard. Its
+//   integrations are the most a profile may declare, each taking members
+//   and parameters, each reporting all it may, and the Project is being
+//   deleted: every teardown's Job beside every run's.
 // - Related: the same Namespace again, and what the features watch (the
-//   default profile and budget as `kubectl apply` stores them, and all the
-//   places a budget can give its requester).
+//   profile and budget as `kubectl apply` stores them, and all the places a
+//   budget can give its requester).
 // - The CompositeController, as `kubectl apply` stores it.
-// Objects that only cluster admins write (a profile, the CompositeController)
-// are taken as k8s.yaml ships them: docs/operating.md says when to raise the
+// What only cluster admins write (the CompositeController, and in a profile
+// all but how many integrations it declares and what they take) is taken as
+// short as k8s.yaml writes it: docs/operating.md says when to raise the
 // limit for larger ones.
-import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
+import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, finalize, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
 import { DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
 import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
 import { BUDGET, BUDGETS, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
-import { INTEGRATION_NAME_MAX_LENGTH, JOBS, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
+import { INTEGRATION_NAME_MAX_LENGTH, JOBS, OUTPUTS_ANNOTATION, PARAMETERS_MAX_CHARACTERS, REPORT_MAX_CHARACTERS } from "../features/integrations.ts"; // feature: integrations
 import { GROUP_OF_KIND } from "./helpers.ts";
 import { CLIENT_SIDE_APPLY_ANNOTATION, goJson, readManifest } from "./manifest.ts";
 
@@ -39,8 +45,8 @@ export const ETCD_MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
 const LONGEST_NAME = "a".repeat(58);
 const UID = "00000000-0000-0000-0000-000000000000";
 const TIME = "2026-12-01T00:00:00Z";
-/** Written by Go as six bytes: the most any one character of a string costs. */
-const COSTLIEST = "<";
+/** Written as six bytes at least, and more in a JSON string in a string: the most any one character costs. */
+const COSTLIEST = "\u0001";
 
 const { find } = readManifest();
 const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
@@ -92,6 +98,36 @@ function appliedByKubectl(object: any): any {
 /** `n` distinct names of `length` letters, as a name or key must be. */
 const names = (n: number, length: number) => Array.from({ length: n }, (_, index) => `x${index.toString(36).padStart(length - 1, "0")}`);
 
+// feature: integrations
+const profileIntegrations = find("CustomResourceDefinition", `projectprofiles.${GROUP}`).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.integrations;
+/** The longest names an admin gives parameters. */
+const PARAMETER_NAMES = names(16, 63);
+/** The most integrations a profile declares, each taking members, sixteen parameters, and a teardown, and otherwise as short as can be. */
+const MOST_INTEGRATIONS = names(profileIntegrations.maxItems, INTEGRATION_NAME_MAX_LENGTH).map((name) => ({
+  name,
+  image: "x",
+  command: ["x"],
+  parameters: PARAMETER_NAMES,
+  members: true,
+  teardown: true,
+}));
+/** All a program may report, which sync shows: as long a report as the ownership guard lets its Job's Pod write. */
+const LARGEST_REPORT = (() => {
+  const keys = names(8, 32);
+  const overhead = JSON.stringify(Object.fromEntries(keys.map((key) => [key, ""]))).length;
+  // Each costly character is written `\u0001` in JSON: six characters of the most.
+  const each = Math.floor((REPORT_MAX_CHARACTERS - overhead) / keys.length / 6);
+  return JSON.stringify(Object.fromEntries(keys.map((key) => [key, COSTLIEST.repeat(each)])));
+})();
+/** Every Job of the answer completed, having reported all it may. */
+function everyJobDone(children: ObservedChildren): void {
+  for (const job of Object.values<any>(children[JOBS] ?? {})) {
+    job.metadata.annotations[OUTPUTS_ANNOTATION] = LARGEST_REPORT;
+    job.status = { conditions: [{ type: "Complete", status: "True" }] };
+  }
+}
+// end feature: integrations
+
 /** The longest spec the CRD admits, in the costliest characters. */
 function largestSpec() {
   const spec: Record<string, unknown> = {
@@ -109,17 +145,22 @@ function largestSpec() {
   spec["deletionProtection"] = true; // feature: deletion-protection
   spec["profile"] = DEFAULT_PROFILE; // feature: guardrails
   // feature: integrations
+  // Supplied to the profile's integrations: all the characters of parameters
+  // a Project may, in the longest names and values, and a retry for each.
   const supplied = specSchema.integrations;
-  const parameters = supplied.additionalProperties.properties.parameters;
+  const valueMax = supplied.additionalProperties.properties.parameters.additionalProperties.maxLength;
+  let left = PARAMETERS_MAX_CHARACTERS;
   spec["integrations"] = Object.fromEntries(
-    names(supplied.maxProperties, INTEGRATION_NAME_MAX_LENGTH).map((integration) => [
-      integration,
-      {
-        parameters: Object.fromEntries(names(parameters.maxProperties, 63).map((parameter) => [parameter, COSTLIEST.repeat(parameters.additionalProperties.maxLength)])),
-        retry: 2 ** 31 - 1,
-        skipTeardown: true,
-      },
-    ]),
+    MOST_INTEGRATIONS.slice(0, supplied.maxProperties).map(({ name: integration, parameters }) => {
+      const given: Record<string, string> = {};
+      for (const parameter of parameters) {
+        if (left <= parameter.length) break;
+        const value = Math.min(valueMax, left - parameter.length);
+        given[parameter] = COSTLIEST.repeat(value);
+        left -= parameter.length + value;
+      }
+      return [integration, { parameters: given, retry: 2 ** 31 - 1 }];
+    }),
   );
   // end feature: integrations
   return spec;
@@ -175,7 +216,11 @@ function largestPlaces(requester: string): Record<string, unknown> {
 export function largestLegalRequest() {
   const parent = largestProject();
   const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };
-  related[PROFILES] = { [DEFAULT_PROFILE]: appliedByKubectl(find(PROFILE.kind, DEFAULT_PROFILE)) }; // feature: guardrails
+  // feature: guardrails
+  const profile = structuredClone(find(PROFILE.kind, DEFAULT_PROFILE));
+  profile.spec.integrations = MOST_INTEGRATIONS; // feature: integrations
+  related[PROFILES] = { [DEFAULT_PROFILE]: appliedByKubectl(profile) };
+  // end feature: guardrails
   // feature: budget
   related[BUDGETS] = { [BUDGET.name]: appliedByKubectl(find(BUDGET.kind, BUDGET.name)) };
   related[PLACES] = largestPlaces(parent.metadata.annotations[REQUESTER_ANNOTATION]);
@@ -185,16 +230,33 @@ export function largestLegalRequest() {
   let children = observedAs({ status: {} as any, children: [] });
   children[PLACES] = { [placeNameFor(requesterHash(parent.metadata.annotations[REQUESTER_ANNOTATION]), 1)]: Object.values(related[PLACES]!)[0] as Record<string, unknown> }; // feature: budget
   let answer = sync(parent, children, related as any);
-  for (let round = 0; round < 6; round += 1) {
-    children = observedAs(answer);
-    related[NAMESPACES] = Object.fromEntries(Object.entries(children[NAMESPACES]));
-    const next = sync({ ...parent, status: answer.status } as Project, children, related as any);
-    const settled = goJson(next.children) === goJson(answer.children);
-    answer = next;
-    if (settled) break;
-  }
-  const stored = { ...parent, status: answer.status } as Project;
-  const request = { controller: appliedByKubectl(find("CompositeController")), parent: stored, children, related, finalizing: false };
+  let finalizing = false;
+  const settle = () => {
+    for (let round = 0; round < 20; round += 1) {
+      const before = children;
+      children = observedAs(answer);
+      // feature: integrations
+      // A Job never changes once made (OnDelete): one asked for again by name is the one observed.
+      for (const key of Object.keys(children[JOBS] ?? {})) if (before[JOBS]?.[key]) children[JOBS]![key] = before[JOBS][key];
+      everyJobDone(children);
+      // end feature: integrations
+      related[NAMESPACES] = Object.fromEntries(Object.entries(children[NAMESPACES]));
+      const next = (finalizing ? finalize : sync)({ ...parent, status: answer.status } as Project, children, related as any);
+      const settled = goJson(next.children) === goJson(answer.children);
+      answer = next;
+      if (settled) return;
+    }
+    throw new Error("the largest Project's answers never settle");
+  };
+  settle();
+  // feature: integrations
+  // Then deleted, until the last of its teardowns has completed beside its runs.
+  finalizing = true;
+  settle();
+  // end feature: integrations
+  // With the most status sync can write, which another state of it gives.
+  const stored = { ...parent, status: largestStatus() } as Project;
+  const request = { controller: appliedByKubectl(find("CompositeController")), parent: stored, children, related, finalizing };
   return { request, body: goJson(request), answer, parent };
 }
 
@@ -205,9 +267,11 @@ export function largestLegalRequest() {
  */
 export function largestStatus(): unknown {
   const parent = largestProject();
-  const integrations = names(16, INTEGRATION_NAME_MAX_LENGTH).map((name) => ({ name, image: "x", command: ["x"], parameters: names(16, 63), members: true }));
   const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };
-  related[PROFILES] = { [DEFAULT_PROFILE]: { spec: { integrations } } }; // feature: guardrails
+  // feature: guardrails
+  related[PROFILES] = { [DEFAULT_PROFILE]: { spec: {} } };
+  (related[PROFILES][DEFAULT_PROFILE] as any).spec.integrations = MOST_INTEGRATIONS; // feature: integrations
+  // end feature: guardrails
   // feature: budget
   related[BUDGETS] = { [BUDGET.name]: { spec: { projects: MAX_PROJECTS, contact: COSTLIEST.repeat(256) } } };
   related[PLACES] = {};
@@ -219,7 +283,7 @@ export function largestStatus(): unknown {
     related[PLACES] = Object.fromEntries(Object.entries(children[PLACES] ?? {})); // feature: budget
     // feature: integrations
     for (const job of Object.values<any>(children[JOBS] ?? {})) {
-      job.metadata.annotations[OUTPUTS_ANNOTATION] = JSON.stringify(Object.fromEntries(names(8, 32).map((key) => [key, COSTLIEST.repeat(512)])));
+      job.metadata.annotations[OUTPUTS_ANNOTATION] = LARGEST_REPORT;
       job.status = { conditions: [{ type: "Failed", status: "True", reason: "PodFailurePolicy", message: COSTLIEST.repeat(1024) }] };
     }
     // end feature: integrations

@@ -325,7 +325,7 @@ describe("members: nothing outside its own places is the Project's", () => {
         "RoleBinding proj-other/project-admin-users carry this Project's controller-uid label outside Namespace proj-shop, " +
         "its place in its requester's budget, " + // feature: budget
         "the objects that let its members read it" +
-        ", and its Jobs and ServiceAccount in Namespace project-integrations" + // feature: integrations
+        ", and its Jobs, ServiceAccount and ConfigMap in Namespace project-integrations" + // feature: integrations
         ", so they are not its children: Metacontroller deletes them.",
     });
     assert.ok(!answer.children.some((child) => "namespace" in child.metadata && child.metadata.namespace === "proj-other"), "not asked for");
