@@ -29,7 +29,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { stringify } from "yaml";
+import { parse, stringify } from "yaml";
 import { API_VERSION, GROUP, PARENT, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
 import { DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
@@ -731,6 +731,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     /** Runs kubectl as someone (`--as` and `--as-group` flags), and returns the refusal it must meet. */
     const refusedTo = async (identity: string[], args: string[], input?: string) => {
       const result = await kubectl([...args, ...identity], input);
+      // What got in is the run's to delete.
+      if (result.ok && args[0] === "create" && input) created.push(parse(input) as KubeObject);
       assert.equal(result.ok, false, `kubectl ${args.join(" ")} ${identity.join(" ")} was admitted`);
       return result.stderr.trim();
     };
@@ -839,12 +841,23 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
     // end feature: guardrails
 
-    await step(`30. an admin member of ${SELF_SERVED} cannot add a finalizer that nobody would remove, which would keep it, its Namespace and its place Terminating for good`, async () => {
-      const hold = JSON.stringify({ metadata: { finalizers: [`${GROUP}/e2e-hold`] } });
-      const refusal = await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", hold]);
-      assert.match(refusal, /Only Metacontroller's finalizer \(metacontroller\.io\/compositecontroller-[^)]+\) and the\s+garbage collector's \(foregroundDeletion, orphan\) may be added to a Project/);
-      const created = await kubectl(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify({ ...memberProject(`e2e-${RUN}-held`, [{ kind: "User", name: DEVELOPER, role: "admin" }]), metadata: { name: `e2e-${RUN}-held`, finalizers: [`${GROUP}/e2e-hold`] } }));
-      assert.equal(created.ok, false, "a create with its own finalizer was admitted");
+    await step(`30. an admin member of ${SELF_SERVED} cannot hold it Terminating for good, grow it with finalizers, or delete it so that its Namespace is orphaned`, async () => {
+      const only = /Only Metacontroller's finalizer \(metacontroller\.io\/compositecontroller-[^)]+\) and the\s+garbage collector's foregroundDeletion may be added to a Project/;
+      for (const finalizer of [`${GROUP}/e2e-hold`, "orphan"]) {
+        const refusal = await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", JSON.stringify({ metadata: { finalizers: [finalizer] } })]);
+        assert.match(refusal, only, finalizer);
+      }
+      const held = { ...memberProject(`e2e-${RUN}-held`, [{ kind: "User", name: DEVELOPER, role: "admin" }]), metadata: { name: `e2e-${RUN}-held`, finalizers: [`${GROUP}/e2e-hold`] } };
+      const attempt = await kubectl(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(held));
+      if (attempt.ok) created.push(held);
+      assert.equal(attempt.ok, false, "a create with its own finalizer was admitted");
+      const current = JSON.parse(await must(["get", PARENT.singular, SELF_SERVED, "-o", "json"]));
+      const copies = Array.from({ length: 17 }, () => current.metadata.finalizers?.[0] ?? "foregroundDeletion");
+      assert.match(await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", JSON.stringify({ metadata: { finalizers: copies } })]), /would carry 17 finalizers/);
+      const orphaning = await refusedAs(DEVELOPER, ["delete", PARENT.singular, SELF_SERVED, "--cascade=orphan", "--wait=false"]);
+      assert.match(orphaning, new RegExp(`Deleting Project ${SELF_SERVED} so that what it owns is orphaned`));
+      log(`     (${orphaning.slice(0, 300)})`);
+      assert.equal((await kubectl(["get", PARENT.singular, SELF_SERVED, "-o", "jsonpath={.metadata.deletionTimestamp}"])).stdout, "", `${SELF_SERVED} is not being deleted`);
     });
 
     await step(`31. while ${SELF_SERVED} is being deleted, nobody rewrites it or removes another's finalizer but a holder of administer`, async () => {
@@ -962,12 +975,15 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
     // feature: members
-    await step("35. a Project cannot make a ServiceAccount of its own Namespace an admin member, which every edit member could act as", async () => {
+    await step("35. a Project cannot make a ServiceAccount of its own Namespace, or the Group of them all, an admin member, which every edit member could act as", async () => {
       const name = `e2e-${RUN}-robot`;
       const robot = memberProject(name, [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "ServiceAccount", namespace: namespaceNameFor(name), name: "deployer", role: "admin" }]);
       const refused = await refusedAs(DEVELOPER, ["create", "-f", "-"], stringify(robot));
       assert.ok(refused.includes(MEMBER_RULES.ownServiceAccount), refused);
       log(`     (${refused.slice(0, 400)})`);
+      const everyRobot = memberProject(name, [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "Group", name: `system:serviceaccounts:${namespaceNameFor(name)}`, role: "admin" }]);
+      const promoted = await refusedAs(DEVELOPER, ["create", "-f", "-"], stringify(everyRobot));
+      assert.ok(promoted.replace(/\s+/g, " ").includes(MEMBER_RULES.ownServiceAccount), promoted);
     });
 
     await step("36. a ServiceAccount with the requester role creates a Project as its admin member", async () => {
@@ -1090,6 +1106,19 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       }));
       return ["--kubeconfig", file];
     }
+    /** A Job's environment as the kubelet gives it to a Pod it starts: its values, and those it reads from a ConfigMap beside it. */
+    const envAsStarted = async (job: string): Promise<Record<string, string | undefined>> => {
+      const { env } = JSON.parse(await must(["get", "job", job, "-n", INTEGRATIONS_NAMESPACE, "-o", "json"])).spec.template.spec.containers[0];
+      const entries = [];
+      for (const { name, value, valueFrom } of env as { name: string; value?: string; valueFrom?: { configMapKeyRef: { name: string; key: string } } }[]) {
+        if (!valueFrom) entries.push([name, value]);
+        else {
+          const { data } = JSON.parse(await must(["get", "configmap", valueFrom.configMapKeyRef.name, "-n", INTEGRATIONS_NAMESPACE, "-o", "json"]));
+          entries.push([name, data?.[valueFrom.configMapKeyRef.key]]);
+        }
+      }
+      return Object.fromEntries(entries);
+    };
     const reportOn = (job: string, report: object, identity: string[]) =>
       kubectl(["annotate", "job", job, "-n", INTEGRATIONS_NAMESPACE, `agrrh.com/outputs=${JSON.stringify(report)}`, "--overwrite", ...identity]);
 
@@ -1104,11 +1133,14 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const uid = await must(["get", PARENT.singular, WIRED, "-o", "jsonpath={.metadata.uid}"]);
       assert.equal(await must(["get", "serviceaccount", identityOf(WIRED), "-n", INTEGRATIONS_NAMESPACE, "-o", "jsonpath={.metadata.labels.controller-uid}"]), uid, "Metacontroller made it, as the Project's");
       assert.deepEqual(pod.containers[0].envFrom, [{ secretRef: { name: CREDENTIALS } }]);
-      const env = Object.fromEntries(pod.containers[0].env.map(({ name, value }: { name: string; value: string }) => [name, value]));
+      // What the Project supplies is read from its ConfigMap there, once, not carried by each Job.
+      assert.equal(JSON.stringify(job).includes("internal"), false, "the Job carries no parameter");
+      assert.equal(await must(["get", "configmap", identityOf(WIRED), "-n", INTEGRATIONS_NAMESPACE, "-o", "jsonpath={.metadata.labels.controller-uid}"]), uid);
+      const env = await envAsStarted(repository);
       assert.equal(env.PARAMETERS, JSON.stringify({ visibility: "internal" }));
       assert.equal(env.PROJECT_NAMESPACE, namespaceNameFor(WIRED));
       assert.equal(env.PROJECT_UID, uid);
-      assert.equal(env.LAST_REPORT, "{}");
+      assert.equal(env.REPORTS, "{}");
       assert.equal(env.ACTION, "run");
       const runner = await entry(WIRED, "runner");
       assert.equal(runner?.phase, "Waiting");
@@ -1135,8 +1167,9 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const runner = await jobOf(WIRED, "runner", "Running");
       await eventually("the repository's report is in the status", async () => (await entry(WIRED, "repository"))?.outputs?.url === report.url);
       assert.equal((await entry(WIRED, "repository"))?.phase, "Succeeded");
-      const env = JSON.parse(await must(["get", "job", runner, "-n", INTEGRATIONS_NAMESPACE, "-o", "json"])).spec.template.spec.containers[0].env;
-      assert.equal(env.find((each: any) => each.name === "AFTER_REPORTS").value, JSON.stringify({ repository: report }));
+      const env = await envAsStarted(runner);
+      assert.equal(env.AFTER, "repository");
+      assert.equal(JSON.parse(env.REPORTS ?? "{}").repository?.url, report.url);
     });
 
     await step("40. a failed integration shows the Job's reason; a retry by the Project's admin brings a new Job; all completed, the Project is Ready", async () => {
@@ -1189,7 +1222,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       log(`     (both Projects ran tracker again and were Ready ${((Date.now() - started) / 1000).toFixed(1)}s after the revision)`);
     });
 
-    await step(`42. ${WIRED_AGAIN}'s integrations, whatever they run, cannot report on ${WIRED}'s Jobs, nor write the Secret ${WIRED}'s runner hands over`, async () => {
+    await step(`42. ${WIRED_AGAIN}'s integrations, whatever they run, cannot report on ${WIRED}'s Jobs, change the inputs they start with, nor write the Secret ${WIRED}'s runner hands over`, async () => {
       const theirs = ["-n", INTEGRATIONS_NAMESPACE, ...(await asPodOf(WIRED_AGAIN, (await entry(WIRED_AGAIN, "repository"))?.job ?? ""))];
       const victim = (await entry(WIRED, "repository"))?.job ?? "";
       const forged = await reportOn(victim, { url: "https://gitlab.example/taken", id: "1" }, theirs.slice(2));
@@ -1200,8 +1233,11 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         assert.equal((await kubectl([...args, ...secret])).ok, false, `kubectl ${args.join(" ")} as ${WIRED_AGAIN}'s Job`);
       }
       assert.equal((await kubectl(["delete", "secret", "runner", ...secret])).ok, false);
+      // Nor the inputs the victim's Jobs start with.
+      const inputs = ["configmap", identityOf(WIRED), "-n", INTEGRATIONS_NAMESPACE, ...theirs.slice(2)];
+      assert.equal((await kubectl(["patch", ...inputs, "--type=merge", "-p", '{"data":{"reports":"{}"}}'])).ok, false, `${WIRED_AGAIN}'s Job changed ${WIRED}'s inputs`);
       // Nor may a Project's admin member touch anything of the integrations'.
-      for (const [verb, resource] of [["get", "secrets"], ["patch", "jobs"], ["create", "pods"], ["create", "serviceaccounts/token"]] as const) {
+      for (const [verb, resource] of [["get", "secrets"], ["get", "configmaps"], ["patch", "jobs"], ["create", "pods"], ["create", "serviceaccounts/token"]] as const) {
         assert.equal((await kubectl(["auth", "can-i", verb, resource, "-n", INTEGRATIONS_NAMESPACE, ...asDeveloper(DEVELOPER)])).ok, false, `${DEVELOPER} may ${verb} ${resource} there`);
       }
     });
