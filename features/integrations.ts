@@ -27,9 +27,10 @@
  * the Secrets they hand over) is that Project's alone.
  *
  * What a Project declares (its parameters, its members) and what its
- * integrations reported reach the Jobs through one ConfigMap of the
- * Project's beside them, not in each Job: a Project's sync request then
- * carries that once, whatever the number of integrations and Jobs.
+ * integrations reported reach the Jobs through ConfigMaps of the Project's
+ * beside them, not in each Job: a Project's sync request then carries that
+ * once, whatever the number of integrations and Jobs. A new Job starts only
+ * once they say what sync checked for it.
  *
  * Read top to bottom: the names, what a profile declares and a Project
  * supplies, the Jobs, and the plan `sync` and `finalize` compose.
@@ -231,22 +232,29 @@ export function jobNameFor(project: string, integration: string, action: Action,
 // Project's integrations, it is only ever bound in that Project's Namespace.
 const serviceAccountFor = (namespace: string): Child => ({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: namespace, namespace: INTEGRATIONS_NAMESPACE } });
 
-// Its Jobs' inputs, named the same, whose keys their env reads. A Job is
-// sized by the profile alone: what the Project's members write, and what its
-// programs report, come once per Project. The kubelet reads the values when
-// a Pod starts, and Metacontroller writes a ConfigMap before the Jobs of the
-// same answer, so a new Job sees what sync checked for it.
+// Its Jobs' inputs, in two ConfigMaps beside them whose keys their env
+// reads: what the Project declares, named after its Namespace, and what its
+// integrations reported, with `-reports` after it. A Job is sized by the
+// profile alone; what the Project's members write, and what its programs
+// report, come once per Project, and each ConfigMap, Metacontroller's copy
+// of it included, stays within the 256 KiB of annotations an object may
+// carry (largest-request.test.ts). The kubelet reads the values when a Pod
+// starts, and a new Job is asked for only once they are as sync asks.
 export const INPUT_KEYS = { members: "members", reports: "reports", parameters: (integration: string) => `parameters.${integration}` } as const;
-function inputsFor(namespace: string, data: Record<string, string>): Child {
-  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name: namespace, namespace: INTEGRATIONS_NAMESPACE }, data } as Child;
+export const reportsNameFor = (namespace: string) => `${namespace}-reports`;
+type ConfigMap = Child & { data: Record<string, string> };
+const configMap = (name: string, data: Record<string, string>): ConfigMap => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: INTEGRATIONS_NAMESPACE }, data });
+function inputsFor(namespace: string, read: Read, reports: Reports): ConfigMap[] {
+  return [
+    configMap(namespace, {
+      ...(read.declared.some((each) => each.members) ? { [INPUT_KEYS.members]: JSON.stringify(read.members.map(({ kind, name, role }) => ({ kind, name, role }))) } : {}),
+      ...Object.fromEntries(read.declared.map(({ name }) => [INPUT_KEYS.parameters(name), JSON.stringify(read.supplied[name]?.parameters ?? {})])),
+    }),
+    configMap(reportsNameFor(namespace), { [INPUT_KEYS.reports]: JSON.stringify(reports) }),
+  ];
 }
-function inputsData(read: Read, reports: Reports): Record<string, string> {
-  return {
-    ...(read.declared.some((each) => each.members) ? { [INPUT_KEYS.members]: JSON.stringify(read.members.map(({ kind, name, role }) => ({ kind, name, role }))) } : {}),
-    ...Object.fromEntries(read.declared.map(({ name }) => [INPUT_KEYS.parameters(name), JSON.stringify(read.supplied[name]?.parameters ?? {})])),
-    [INPUT_KEYS.reports]: JSON.stringify(reports),
-  };
-}
+const sameData = (a: Record<string, string>, b: Record<string, string>) =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([key, value]) => b[key] === value);
 
 /** The Role and RoleBinding that let the Project's integrations write the Secrets they hand over into its Namespace. */
 export const HAND_OVER_NAME = "integrations";
@@ -297,13 +305,13 @@ function jobFor(integration: Integration, supplied: Supplied, context: Context, 
     PROJECT_UID: context.uid,
     AFTER: integration.after.join(","),
   };
-  const input = (key: string) => ({ valueFrom: { configMapKeyRef: { name: context.namespace, key } } });
+  const input = (name: string, key: string) => ({ valueFrom: { configMapKeyRef: { name, key } } });
   const inputs = {
-    PARAMETERS: input(INPUT_KEYS.parameters(integration.name)),
-    ...(integration.members ? { MEMBERS: input(INPUT_KEYS.members) } : {}),
+    PARAMETERS: input(context.namespace, INPUT_KEYS.parameters(integration.name)),
+    ...(integration.members ? { MEMBERS: input(context.namespace, INPUT_KEYS.members) } : {}),
     // What each integration made before, as only its own Jobs' Pods could
     // have reported it: a program reads nothing a tenant can write to learn that.
-    REPORTS: input(INPUT_KEYS.reports),
+    REPORTS: input(reportsNameFor(context.namespace), INPUT_KEYS.reports),
   };
   return {
     apiVersion: "batch/v1",
@@ -437,8 +445,8 @@ type Observations = {
 };
 
 /** Not finalizing: each integration's Job, in the profile's order, so that each `after` is decided first. */
-function runs(input: { read: Read; context: Context; seen: Observations; mayStart: boolean }): Plan {
-  const { read, context, seen, mayStart } = input;
+function runs(input: { read: Read; context: Context; seen: Observations; notYet?: string }): Plan {
+  const { read, context, seen, notYet } = input;
   const given = (name: string) => read.supplied[name] ?? NOTHING_SUPPLIED;
   const entries: IntegrationStatus[] = [];
   const jobs: Job[] = [];
@@ -466,11 +474,11 @@ function runs(input: { read: Read; context: Context; seen: Observations; mayStar
             ` Once the cause is put right, run it again: ${patchCommand(context.project, integration.name, { retry: given(integration.name).retry + 1 })}`,
         };
       }
-    } else if (pending.length === 0 && mayStart) {
+    } else if (pending.length === 0 && !notYet) {
       jobs.push(job);
       entry.phase = "Running";
     } else {
-      entry.message = pending.length ? `waiting for ${pending.join(", ")} to succeed` : "waiting for the Project's Namespace and access";
+      entry.message = pending.length ? `waiting for ${pending.join(", ")} to succeed` : `waiting for ${notYet}`;
       heldBack ||= pending.length === 0;
     }
     // While it runs again, what it reported last still holds.
@@ -496,8 +504,8 @@ function runs(input: { read: Read; context: Context; seen: Observations; mayStar
  * the teardowns run last first: one only once each integration that runs
  * after it has torn down, and once its own Jobs have finished.
  */
-function teardowns(input: { read: Read; context: Context; seen: Observations }): Plan {
-  const { read, context, seen } = input;
+function teardowns(input: { read: Read; context: Context; seen: Observations; notYet?: string }): Plan {
+  const { read, context, seen, notYet } = input;
   const given = (name: string) => read.supplied[name] ?? NOTHING_SUPPLIED;
   const entries: IntegrationStatus[] = [];
   const jobs: Job[] = [];
@@ -535,10 +543,11 @@ function teardowns(input: { read: Read; context: Context; seen: Observations }):
             ` or let the Project go without it, leaving what it made: ${patchCommand(context.project, integration.name, { skipTeardown: true })}`,
         };
       }
-    } else if (dependents.length === 0 && running.length === 0) {
+    } else if (dependents.length === 0 && running.length === 0 && !notYet) {
       jobs.push(job);
     } else {
-      entry.message = `waiting for ${[...dependents.map((name) => `${name} to tear down`), ...running.map((each) => `Job ${each.name} to finish`)].join(", ")}`;
+      const waits = [...dependents.map((name) => `${name} to tear down`), ...running.map((each) => `Job ${each.name} to finish`)];
+      entry.message = `waiting for ${waits.length ? waits.join(", ") : notYet}`;
     }
     if (!tornDown.has(integration.name)) waitingFor.push(job.metadata.name);
     entries.unshift(entry);
@@ -589,8 +598,11 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
     const inputs = read(spec, related, project.metadata.name);
     if (!("declared" in inputs)) {
       const kept = handingOver(handedOver);
-      const observedInputs = children[CONFIG_MAPS][`${INTEGRATIONS_NAMESPACE}/${namespace}`];
-      const identity = observed.length ? [serviceAccount, ...(observedInputs ? [inputsFor(namespace, observedInputs.data ?? {})] : [])] : [];
+      const keptInputs = [namespace, reportsNameFor(namespace)].flatMap((name) => {
+        const observedMap = children[CONFIG_MAPS][`${INTEGRATIONS_NAMESPACE}/${name}`];
+        return observedMap ? [configMap(name, observedMap.data ?? {})] : [];
+      });
+      const identity = observed.length ? [serviceAccount, ...keptInputs] : [];
       return { children: [...observed.map(keep), ...identity, ...kept.children], labels: kept.labels, invalid: inputs.problem, finalized: finalizing ? observed.length === 0 : undefined };
     }
     // The last report of each integration, which is what it made: from its
@@ -604,14 +616,19 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
     );
     const uid = v.parse(Identified, project).metadata.uid ?? "";
     const context: Context = { project: project.metadata.name, uid, namespace, members: inputs.members, reports };
-    const plan = finalizing
-      ? teardowns({ read: inputs, context, seen })
-      // A new Job waits for the Namespace, and for what the features before
-      // this one guard with; once any has started, none waits for them again.
-      : runs({ read: inputs, context, seen, mayStart: active && (earlierInPlace || observed.length > 0) });
+    // A new Job waits for the Namespace, and for what the features before
+    // this one guard with (once any has started, none waits for them again);
+    // then for its inputs to be written as asked, so that it never runs on
+    // what sync no longer says, where a write of them failed.
+    const inPlace = finalizing || (active && (earlierInPlace || observed.length > 0));
+    const wanted = inputsFor(namespace, inputs, reports);
+    const written = wanted.every((map) => sameData(children[CONFIG_MAPS][`${INTEGRATIONS_NAMESPACE}/${map.metadata.name}`]?.data ?? {}, map.data));
+    const notYet = !inPlace ? "the Project's Namespace and access" : written ? undefined : `its inputs, ConfigMaps ${wanted.map((map) => `${INTEGRATIONS_NAMESPACE}/${map.metadata.name}`).join(" and ")}, to be written`;
+    const plan = finalizing ? teardowns({ read: inputs, context, seen, notYet }) : runs({ read: inputs, context, seen, notYet });
     const started = plan.children.length > 0 || observed.length > 0;
     const handOvers = handingOver(started && !finalizing ? inputs.declared.filter((each) => each.handsOverSecret).map((each) => each.name) : handedOver);
-    const identity = started ? [serviceAccount, inputsFor(namespace, inputsData(inputs, reports))] : [];
+    const placed = observed.length > 0 || (!finalizing && inPlace);
+    const identity = placed && inputs.declared.length > 0 ? [serviceAccount, ...wanted] : [];
     return { ...plan, children: [...identity, ...plan.children, ...handOvers.children], labels: handOvers.labels };
   },
 };

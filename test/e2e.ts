@@ -34,7 +34,7 @@ import { API_VERSION, GROUP, PARENT, PROJECT_NAME_RULE, namespaceNameFor } from 
 import { DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
-import { CONTAINER, INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
+import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
 import { BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, requesterHash } from "../features/budget.ts"; // feature: budget
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 
@@ -1120,7 +1120,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       return Object.fromEntries(entries);
     };
     const reportOn = (job: string, report: object, identity: string[]) =>
-      kubectl(["annotate", "job", job, "-n", INTEGRATIONS_NAMESPACE, `agrrh.com/outputs=${JSON.stringify(report)}`, "--overwrite", ...identity]);
+      kubectl(["annotate", "job", job, "-n", INTEGRATIONS_NAMESPACE, `${OUTPUTS_ANNOTATION}=${JSON.stringify(report)}`, "--overwrite", ...identity]);
 
     await step(`38. Project ${WIRED} on profile ${WIRED_PROFILE} gets Jobs for its two independent integrations, run as a ServiceAccount of its own, with their Secret and parameters, and not yet the one after`, async () => {
       await create(wiredProfile);
@@ -1148,7 +1148,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(await must(["get", PARENT.singular, WIRED, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].reason}']), "WaitingForIntegrations");
     });
 
-    await step("39. only a Pod of the repository's own Job reports on it, and changes nothing else of it; the runner's Job, after it, is told that report", async () => {
+    await step("39. only a Pod of the repository's own Job reports on it, no longer than sync reads, and changes nothing else of it; the runner's Job, after it, is told that report", async () => {
       const repository = await jobOf(WIRED, "repository", "Running");
       const tracker = await jobOf(WIRED, "tracker", "Running");
       const report = { url: `https://gitlab.example/${WIRED}`, id: "100" };
@@ -1163,6 +1163,9 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const reported = await reportOn(repository, report, own);
       assert.equal(reported.ok, true, reported.stderr);
       assert.match(await refusedTo(own, ["label", "job", repository, "-n", INTEGRATIONS_NAMESPACE, "controller-uid-"]), OWNERSHIP_REFUSAL);
+      const held = JSON.stringify({ metadata: { finalizers: [`${GROUP}/e2e-hold`] } });
+      assert.match(await refusedTo(own, ["patch", "job", repository, "-n", INTEGRATIONS_NAMESPACE, "--type=merge", "-p", held]), OWNERSHIP_REFUSAL);
+      assert.match(await refusedTo(own, ["annotate", "job", repository, "-n", INTEGRATIONS_NAMESPACE, `${OUTPUTS_ANNOTATION}=${JSON.stringify({ note: "<".repeat(1100) })}`, "--overwrite"]), OWNERSHIP_REFUSAL);
       await finish(repository, "Succeeded");
       const runner = await jobOf(WIRED, "runner", "Running");
       await eventually("the repository's report is in the status", async () => (await entry(WIRED, "repository"))?.outputs?.url === report.url);

@@ -140,6 +140,19 @@ describe("admission: what integrations may write", () => {
     assert.equal(updating(changed((object) => (object.metadata.annotations.other = "x")), shopsJobs, own).allowed, false, "another annotation");
     assert.equal(updating(changed((object) => (object.spec.suspend = true)), shopsJobs, own).allowed, false, "its spec");
     assert.equal(updating(changed((object) => (object.metadata.ownerReferences = [])), shopsJobs, own).allowed, false, "its owner");
+    assert.equal(updating(changed((object) => (object.metadata.finalizers = ["example.com/hold"])), shopsJobs, own).allowed, false, "a finalizer, which would keep it for good");
+  });
+
+  test("a Pod of a Job that already carries a finalizer may still report, and may not add one beside it", () => {
+    const own = podOf(job.metadata.name);
+    const held = changed((object) => (object.metadata.finalizers = ["foregroundDeletion"]));
+    const from = (object: any) =>
+      admit(ownership, { operation: "UPDATE", resource: { group: "batch", resource: "jobs" }, kind: "Job", name: job.metadata.name, namespace: { name: INTEGRATIONS_NAMESPACE }, object, oldObject: held as any, username: shopsJobs, extra: own }, paramsOf(ownership));
+    const reporting = structuredClone(held) as any;
+    reporting.metadata.annotations[OUTPUTS_ANNOTATION] = '{"runner":"5"}';
+    assert.equal(from(reporting).allowed, true);
+    reporting.metadata.finalizers = ["foregroundDeletion", "example.com/hold"];
+    assert.equal(from(reporting).allowed, false);
   });
 
   test("a report longer than sync reads is refused, even from the Job's own Pod, so that no program makes its Project's requests grow", () => {

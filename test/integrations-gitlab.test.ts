@@ -302,6 +302,15 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       assert.deepEqual(result.report, { url: "https://gitlab.example/teams/shop", id: "100", notInGitLab: "carol" });
     });
 
+    test("members GitLab has no user for are reported by name as far as the report has room, and the rest counted: the run succeeds", async () => {
+      const strangers = Array.from({ length: 60 }, (_, index) => ({ kind: "User", name: `stranger-${String(index).padStart(2, "0")}@example.com`, role: "view" }));
+      const result = await run("gitlab-repository", "run", { MEMBERS: JSON.stringify([...JSON.parse(MEMBERS), ...strangers]) });
+      assert.equal(result.code, 0, result.stderr);
+      const listed = result.report?.["notInGitLab"] ?? "";
+      assert.match(listed, /^carol, stranger-00, stranger-01, .*, and \d+ more$/);
+      assert.ok(listed.length <= 512 && [...JSON.stringify(result.report)].length <= 1024, listed);
+    });
+
     test("run again, it creates nothing: a changed role is updated, a removed member loses access, the token's own user stays", async () => {
       assert.equal((await run("gitlab-repository", "run", { MEMBERS })).code, 0);
       const changed = JSON.stringify([{ kind: "User", name: "bob", role: "admin" }]);

@@ -2,7 +2,7 @@
 // in order, with status, retries and teardown.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, GROUP, NAMESPACES as NAMESPACE_GROUP, PROJECT_LABEL, finalize, sync, type Child, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACES as NAMESPACE_GROUP, PROJECT_LABEL, finalize, sync, type Child, type ObservedChildren, type Project, type RelatedObjects, type SyncResponse } from "../sync.ts";
 import { DEFAULT_PROFILE as GUARDRAILS_DEFAULT_PROFILE, PROFILE, PROFILES as GUARDRAILS_PROFILES } from "../features/guardrails.ts";
 import {
   CONTAINER,
@@ -56,10 +56,11 @@ const jobFor = (answer: SyncResponse, name: string) => {
   return found;
 };
 type EnvVar = { name: string; value?: string; valueFrom?: { configMapKeyRef: { name: string; key: string } } };
-const inputsIn = (answer: SyncResponse) => answer.children.find((child) => child.kind === "ConfigMap" && child.metadata.namespace === INTEGRATIONS_NAMESPACE) as (Child & { data: Record<string, string> }) | undefined;
+type ConfigMap = Child & { data: Record<string, string> };
+const inputsIn = (answer: SyncResponse) => answer.children.filter((child): child is ConfigMap => child.kind === "ConfigMap" && child.metadata.namespace === INTEGRATIONS_NAMESPACE);
 /**
  * A Job's environment as its Pod starts with it: its own values, and what
- * the kubelet reads from the ConfigMap the same answer asks for, which
+ * the kubelet reads from the ConfigMaps the same answer asks for, which
  * Metacontroller writes before the Job.
  */
 function envOf(answer: SyncResponse, job: Job): Record<string, string | undefined> {
@@ -67,11 +68,20 @@ function envOf(answer: SyncResponse, job: Job): Record<string, string | undefine
   return Object.fromEntries(
     env.map(({ name, value, valueFrom }) => {
       if (!valueFrom) return [name, value];
-      const inputs = inputsIn(answer);
-      assert.equal(valueFrom.configMapKeyRef.name, inputs?.metadata.name, `${name} is read from the ConfigMap the answer asks for`);
-      return [name, inputs?.data[valueFrom.configMapKeyRef.key]];
+      const from = inputsIn(answer).find((map) => map.metadata.name === valueFrom.configMapKeyRef.name);
+      assert.ok(from, `${name} is read from a ConfigMap the answer asks for`);
+      return [name, from.data[valueFrom.configMapKeyRef.key]];
     }),
   );
+}
+/** The children with the input ConfigMaps this answer asks for written, as Metacontroller writes them before any Job. */
+const writtenFrom = (answer: SyncResponse, children: ObservedChildren) => withObserved(children, inputsIn(answer));
+/** sync's answer once Metacontroller has written the inputs it asks for, which new Jobs wait for. */
+function syncWritten(project: Project, children: ObservedChildren, related: RelatedObjects, now = at): SyncResponse {
+  return sync(project, writtenFrom(sync(project, children, related, now), children), related, now);
+}
+function finalizeWritten(project: Project, children: ObservedChildren, related: RelatedObjects, now = at) {
+  return finalize(project, writtenFrom(finalize(project, children, related, now), children), related, now);
 }
 
 type Outcome = "running" | "complete" | { failed: string };
@@ -90,7 +100,7 @@ function observed(children: ObservedChildren, jobs: [Job, Outcome][], extra: Chi
 function settled(spec: Record<string, unknown> = {}, integrations: unknown[] = THREE) {
   let children = active();
   for (let round = 0; round < 5; round++) {
-    const answer = sync(shop(spec), children, profiled(integrations), at);
+    const answer = syncWritten(shop(spec), children, profiled(integrations), at);
     children = observed(active(), jobsIn(answer).map((job) => [job, "complete"]), answer.children.filter((child) => child.kind !== "Job" && child.kind !== "Namespace"));
   }
   return children;
@@ -98,7 +108,7 @@ function settled(spec: Record<string, unknown> = {}, integrations: unknown[] = T
 
 describe("integrations: in order, one Job each", () => {
   test("a Project gets a Job for each integration that waits for none, and the one after another waits", () => {
-    const answer = sync(shop(), active(), profiled(), at);
+    const answer = syncWritten(shop(), active(), profiled(), at);
     assert.deepEqual(phases(answer), { repository: "Running", tracker: "Running", runner: "Waiting" });
     assert.deepEqual(jobsIn(answer).map((job) => job.metadata.labels[LABELS.integration]), ["repository", "tracker"]);
     assert.equal(statusOf(answer).find((entry) => entry.name === "runner")?.message, "waiting for repository to succeed");
@@ -107,7 +117,7 @@ describe("integrations: in order, one Job each", () => {
   });
 
   test("a Job runs in the install's Namespace as the Project's own ServiceAccount, with its Secret, the Project's parameters and what it reported before", () => {
-    const answer = sync(shop(), active(), profiled(), at);
+    const answer = syncWritten(shop(), active(), profiled(), at);
     const job = jobFor(answer, "repository");
     assert.equal(job.metadata.namespace, INTEGRATIONS_NAMESPACE);
     const pod = (job.spec as any).template.spec;
@@ -137,12 +147,12 @@ describe("integrations: in order, one Job each", () => {
   });
 
   test("a program that refuses stops its Job at once: the refusal's exit code fails it without its retries", () => {
-    const job = jobFor(sync(shop(), active(), profiled(), at), "repository");
+    const job = jobFor(syncWritten(shop(), active(), profiled(), at), "repository");
     assert.deepEqual((job.spec as any).podFailurePolicy, { rules: [{ action: "FailJob", onExitCodes: { containerName: CONTAINER, operator: "In", values: [REFUSED_EXIT_CODE] } }] });
   });
 
   test("no ServiceAccount or ConfigMap is asked for a Project whose profile has no integrations", () => {
-    const answer = sync(shop({ integrations: undefined }), active(), profiled([]), at);
+    const answer = syncWritten(shop({ integrations: undefined }), active(), profiled([]), at);
     assert.deepEqual(answer.children.filter((child) => child.kind === "ServiceAccount" || child.kind === "ConfigMap"), []);
   });
 
@@ -150,8 +160,8 @@ describe("integrations: in order, one Job each", () => {
     const many = Array.from({ length: 100 }, (_, index) => ({ kind: "User", name: `${"x".repeat(240)}-${index}`, role: index ? "view" : "admin" }));
     // Once the members' access is in place, which the Jobs wait for.
     const started = (spec: Record<string, unknown>) => {
-      const first = sync(shop(spec), active(), profiled(), at);
-      return sync(shop(spec), observed(active(), [], first.children.filter((child) => child.kind !== "Job" && child.kind !== "Namespace")), profiled(), at);
+      const first = syncWritten(shop(spec), active(), profiled(), at);
+      return syncWritten(shop(spec), observed(active(), [], first.children.filter((child) => child.kind !== "Job" && child.kind !== "Namespace")), profiled(), at);
     };
     const small = started({});
     const large = started({ members: many, integrations: { repository: { parameters: { visibility: "<".repeat(256) } } } });
@@ -160,14 +170,33 @@ describe("integrations: in order, one Job each", () => {
     for (const name of ["repository", "tracker"]) assert.deepEqual(withoutName(jobFor(large, name)), withoutName(jobFor(small, name)), name);
     assert.notEqual(jobFor(large, "repository").metadata.name, jobFor(small, "repository").metadata.name, "new inputs are a new Job");
     assert.equal(jobFor(large, "tracker").metadata.name, jobFor(small, "tracker").metadata.name, "one that takes no members runs once");
-    assert.deepEqual(inputsIn(large)?.metadata, { name: NAMESPACE, namespace: INTEGRATIONS_NAMESPACE });
+    assert.deepEqual(inputsIn(large).map((map) => map.metadata), [{ name: NAMESPACE, namespace: INTEGRATIONS_NAMESPACE }, { name: `${NAMESPACE}-reports`, namespace: INTEGRATIONS_NAMESPACE }]);
     assert.equal(JSON.parse(envOf(large, jobFor(large, "repository")).MEMBERS ?? "[]").length, 100);
     assert.equal(envOf(large, jobFor(large, "tracker")).MEMBERS, undefined, "told only to those that take members");
   });
 
+  test("a new Job waits until the ConfigMaps it reads are written as sync asks, and its entry says so", () => {
+    const before = sync(shop(), active(), profiled(), at);
+    assert.deepEqual(jobsIn(before), []);
+    assert.deepEqual(inputsIn(before).map((map) => map.metadata.name), [NAMESPACE, `${NAMESPACE}-reports`]);
+    assert.equal(statusOf(before)[0]?.message, `waiting for its inputs, ConfigMaps ${INTEGRATIONS_NAMESPACE}/${NAMESPACE} and ${INTEGRATIONS_NAMESPACE}/${NAMESPACE}-reports, to be written`);
+    assert.deepEqual(jobsIn(sync(shop(), writtenFrom(before, active()), profiled(), at)).length, 2);
+  });
+
+  test("where a write of the inputs failed, no new Job starts on what sync no longer says; the others' Jobs stay", () => {
+    const children = settled();
+    const joined = { members: [{ kind: "User", name: "alice@example.com", role: "admin" }] };
+    const stale = sync(shop(joined), children, profiled(), at);
+    assert.equal(statusOf(stale)[0]?.phase, "Waiting", "the repository, which takes members, waits");
+    assert.deepEqual(jobsIn(stale).map((job) => job.metadata.labels[LABELS.integration]), ["tracker", "runner"], "the others' Jobs stay");
+    const current = sync(shop(joined), writtenFrom(stale, children), profiled(), at);
+    assert.equal(statusOf(current)[0]?.phase, "Running");
+    assert.equal(envOf(current, jobFor(current, "repository")).MEMBERS, '[{"kind":"User","name":"alice@example.com","role":"admin"}]');
+  });
+
   test("no Job, and so no ServiceAccount, is asked for before the Project's Namespace is Active", () => {
     for (const children of [namespaces(), namespaces({ [NAMESPACE]: null })]) {
-      const answer = sync(shop(), children, profiled(), at);
+      const answer = syncWritten(shop(), children, profiled(), at);
       assert.deepEqual(jobsIn(answer), []);
       assert.deepEqual(answer.children.filter((child) => child.kind === "ServiceAccount"), []);
       assert.deepEqual(phases(answer), { repository: "Waiting", tracker: "Waiting", runner: "Waiting" });
@@ -175,32 +204,32 @@ describe("integrations: in order, one Job each", () => {
   });
 
   test("the Job after another is asked for once that one has completed, and not while it runs", () => {
-    const first = sync(shop(), active(), profiled(), at);
+    const first = syncWritten(shop(), active(), profiled(), at);
     const running = observed(active(), [[jobFor(first, "repository"), "running"], [jobFor(first, "tracker"), "running"]]);
-    assert.deepEqual(phases(sync(shop(), running, profiled(), at)).runner, "Waiting");
+    assert.deepEqual(phases(syncWritten(shop(), running, profiled(), at)).runner, "Waiting");
     const done = observed(active(), [[jobFor(first, "repository"), "complete"], [jobFor(first, "tracker"), "running"]]);
-    const answer = sync(shop(), done, profiled(), at);
+    const answer = syncWritten(shop(), done, profiled(), at);
     assert.deepEqual(phases(answer), { repository: "Succeeded", tracker: "Running", runner: "Running" });
     assert.ok(jobFor(answer, "runner"));
   });
 
   test("all completed, the Project is Ready, and every finished Job stays in the answer as the record that it is done", () => {
     const children = settled();
-    const answer = sync(shop(), children, profiled(), at);
+    const answer = syncWritten(shop(), children, profiled(), at);
     assert.deepEqual(phases(answer), { repository: "Succeeded", tracker: "Succeeded", runner: "Succeeded" });
     assert.equal(jobsIn(answer).length, 3);
     assert.deepEqual(verdict(answer), { status: "True", reason: "NamespaceActive", message: "Namespace proj-shop is Active, and integrations repository, tracker, runner done." });
   });
 
   test("a Job once asked for stays, whatever comes to wait for later", () => {
-    const first = sync(shop(), active(), profiled(), at);
+    const first = syncWritten(shop(), active(), profiled(), at);
     const started = observed(active(), [[jobFor(first, "repository"), "running"]]);
     const children = { ...started, [NAMESPACE_GROUP]: namespaces({ [NAMESPACE]: "Terminating" })[NAMESPACE_GROUP] };
-    assert.deepEqual(jobsIn(sync(shop(), children, profiled(), at)).map((job) => job.metadata.name), [jobFor(first, "repository").metadata.name]);
+    assert.deepEqual(jobsIn(syncWritten(shop(), children, profiled(), at)).map((job) => job.metadata.name), [jobFor(first, "repository").metadata.name]);
   });
 
   test("a profile without integrations adds nothing to the status or the answer", () => {
-    const answer = sync(shop({ integrations: undefined }), active(), profiled([]), at);
+    const answer = syncWritten(shop({ integrations: undefined }), active(), profiled([]), at);
     assert.equal("integrations" in answer.status, false);
     assert.deepEqual(jobsIn(answer), []);
   });
@@ -208,12 +237,12 @@ describe("integrations: in order, one Job each", () => {
 
 describe("integrations: failures and runs again", () => {
   const failing = () => {
-    const first = sync(shop(), active(), profiled(), at);
+    const first = syncWritten(shop(), active(), profiled(), at);
     return observed(active(), [[jobFor(first, "repository"), "complete"], [jobFor(first, "tracker"), { failed: "BackoffLimitExceeded" }]]);
   };
 
   test("a failed Job's reason and message are in its entry and in Ready, with the command that runs it again", () => {
-    const answer = sync(shop(), failing(), profiled(), at);
+    const answer = syncWritten(shop(), failing(), profiled(), at);
     const tracker = statusOf(answer).find((entry) => entry.name === "tracker");
     assert.deepEqual([tracker?.phase, tracker?.reason, tracker?.message], ["Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"]);
     const { reason, message } = verdict(answer);
@@ -224,8 +253,8 @@ describe("integrations: failures and runs again", () => {
 
   test("the retry Ready names asks for a new Job, and leaves the failed one out, so Metacontroller deletes it", () => {
     const children = failing();
-    const failed = sync(shop(), children, profiled(), at);
-    const retried = sync(shop({ integrations: { repository: { parameters: { visibility: "internal" } }, tracker: { retry: 1 } } }), children, profiled(), at);
+    const failed = syncWritten(shop(), children, profiled(), at);
+    const retried = syncWritten(shop({ integrations: { repository: { parameters: { visibility: "internal" } }, tracker: { retry: 1 } } }), children, profiled(), at);
     assert.notEqual(jobFor(retried, "tracker").metadata.name, jobFor(failed, "tracker").metadata.name);
     assert.ok(!jobsIn(retried).some((job) => job.metadata.name === jobFor(failed, "tracker").metadata.name));
     assert.equal(jobFor(retried, "repository").metadata.name, jobFor(failed, "repository").metadata.name, "what succeeded stays");
@@ -235,30 +264,30 @@ describe("integrations: failures and runs again", () => {
 
   test("a raised revision runs that integration again, and only that one", () => {
     const children = settled();
-    const before = sync(shop(), children, profiled(), at);
+    const before = syncWritten(shop(), children, profiled(), at);
     const revised = [THREE[0], { ...THREE[1], revision: 1 }, THREE[2]];
-    const after = sync(shop(), children, profiled(revised), at);
+    const after = syncWritten(shop(), children, profiled(revised), at);
     assert.deepEqual(phases(after), { repository: "Succeeded", tracker: "Running", runner: "Succeeded" });
     assert.notEqual(jobFor(after, "tracker").metadata.name, jobFor(before, "tracker").metadata.name);
   });
 
   test("a new member runs again only the integrations that take members", () => {
     const children = settled();
-    const joined = sync(shop({ members: [{ kind: "User", name: "alice@example.com", role: "admin" }] }), children, profiled(), at);
+    const joined = syncWritten(shop({ members: [{ kind: "User", name: "alice@example.com", role: "admin" }] }), children, profiled(), at);
     assert.deepEqual(phases(joined), { repository: "Running", tracker: "Succeeded", runner: "Succeeded" });
     assert.equal(envOf(joined, jobFor(joined, "repository")).MEMBERS, '[{"kind":"User","name":"alice@example.com","role":"admin"}]');
   });
 
   test("while an integration runs again, its status keeps what it reported last", () => {
-    const first = sync(shop(), active(), profiled(), at);
+    const first = syncWritten(shop(), active(), profiled(), at);
     const reported = observed(active(), [[jobFor(first, "repository"), "complete"]]);
     (reported[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).metadata.annotations[OUTPUTS_ANNOTATION] = '{"url":"https://gitlab.example/shop"}';
-    const shown = sync(shop(), reported, profiled(), at);
+    const shown = syncWritten(shop(), reported, profiled(), at);
     assert.deepEqual(statusOf(shown)[0]?.outputs, { url: "https://gitlab.example/shop" });
-    const again = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), reported, profiled(), at);
+    const again = syncWritten(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), reported, profiled(), at);
     assert.deepEqual(statusOf(again)[0]?.outputs, { url: "https://gitlab.example/shop" }, "from the Job that reported it, while it is observed");
-    assert.deepEqual(statusOf(sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), active(), profiled(), at))[0]?.outputs, undefined, "nothing is kept without it or a previous status");
-    const kept = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }, { status: shown.status }), reported, profiled(), at);
+    assert.deepEqual(statusOf(syncWritten(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), active(), profiled(), at))[0]?.outputs, undefined, "nothing is kept without it or a previous status");
+    const kept = syncWritten(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }, { status: shown.status }), reported, profiled(), at);
     assert.deepEqual([statusOf(kept)[0]?.phase, statusOf(kept)[0]?.outputs], ["Running", { url: "https://gitlab.example/shop" }]);
   });
 
@@ -270,40 +299,40 @@ describe("integrations: failures and runs again", () => {
   };
 
   test("what an integration reported is told to the Project's next Jobs in REPORTS, and which they run after in AFTER: nothing a tenant can write", () => {
-    const first = sync(shop(), active(), profiled(), at);
+    const first = syncWritten(shop(), active(), profiled(), at);
     const children = reportedBy(first, '{"url":"https://gitlab.example/teams/shop","id":"100"}');
-    const answer = sync(shop(), children, profiled(), at);
+    const answer = syncWritten(shop(), children, profiled(), at);
     const runner = envOf(answer, jobFor(answer, "runner"));
     assert.equal(runner.REPORTS, '{"repository":{"url":"https://gitlab.example/teams/shop","id":"100"}}');
     assert.equal(runner.AFTER, "repository");
-    const again = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), children, profiled(), at);
+    const again = syncWritten(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }), children, profiled(), at);
     assert.equal(envOf(again, jobFor(again, "repository")).REPORTS, '{"repository":{"url":"https://gitlab.example/teams/shop","id":"100"}}');
     assert.equal(jobFor(answer, "repository").metadata.name, jobFor(first, "repository").metadata.name, "a report runs nothing again");
   });
 
   test("once the Job that reported is gone, what it reported comes from the status, to the run after it and to the teardown", () => {
-    const first = sync(shop(), active(), profiled(), at);
-    const shown = sync(shop(), reportedBy(first, '{"id":"100"}'), profiled(), at);
-    const retried = sync(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }, { status: shown.status }), active(), profiled(), at);
+    const first = syncWritten(shop(), active(), profiled(), at);
+    const shown = syncWritten(shop(), reportedBy(first, '{"id":"100"}'), profiled(), at);
+    const retried = syncWritten(shop({ integrations: { repository: { parameters: { visibility: "private" } } } }, { status: shown.status }), active(), profiled(), at);
     assert.equal(envOf(retried, jobFor(retried, "repository")).REPORTS, '{"repository":{"id":"100"}}');
   });
 
   test("a Job whose program refused says the program's words in Ready, and how to run it again once an admin has put it right", () => {
-    const first = sync(shop(), active(), profiled(), at);
+    const first = syncWritten(shop(), active(), profiled(), at);
     const children = reportedBy(first, JSON.stringify({ [REFUSED_OUTPUT]: "GitLab repository teams/shop exists and this Project did not make it, so it is left as it is." }), { failed: "PodFailurePolicy" });
-    const { reason, message } = verdict(sync(shop(), children, profiled(), at));
+    const { reason, message } = verdict(syncWritten(shop(), children, profiled(), at));
     assert.equal(reason, "IntegrationFailed");
     assert.match(message, /^Integration repository refused, and Job project-integrations\/shop-repository-\w+ stopped: GitLab repository teams\/shop exists and this Project did not make it, so it is left as it is\. Once the cause is put right, run it again: kubectl patch /);
   });
 
   test("a report that is not a few short strings, 1024 characters of JSON at most, is not shown", () => {
-    const first = sync(shop(), active(), profiled(), at);
+    const first = syncWritten(shop(), active(), profiled(), at);
     const nine = JSON.stringify(Object.fromEntries(Array.from({ length: 9 }, (_, index) => [`key${index}`, "x"])));
     const long = JSON.stringify(Object.fromEntries(Array.from({ length: 3 }, (_, index) => [`key${index}`, "x".repeat(500)])));
     for (const report of ["not json", '{"token":{"nested":true}}', '["a"]', `{"url":"${"x".repeat(513)}"}`, nine, long]) {
       const children = observed(active(), [[jobFor(first, "repository"), "complete"]]);
       (children[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).metadata.annotations[OUTPUTS_ANNOTATION] = report;
-      assert.equal(statusOf(sync(shop(), children, profiled(), at))[0]?.outputs, undefined, report);
+      assert.equal(statusOf(syncWritten(shop(), children, profiled(), at))[0]?.outputs, undefined, report);
     }
   });
 });
@@ -316,53 +345,53 @@ describe("integrations: what a profile declares and a Project supplies", () => {
   };
 
   test("a parameter the integration does not take is refused, naming what it takes", () => {
-    const answer = sync(shop({ integrations: { repository: { parameters: { visibility: "public", owner: "me" } } } }), active(), profiled(), at);
+    const answer = syncWritten(shop({ integrations: { repository: { parameters: { visibility: "public", owner: "me" } } } }), active(), profiled(), at);
     assert.match(refusal(answer), /^spec\.integrations\.repository\.parameters\.owner: repository takes visibility\. Until that is fixed/);
     assert.deepEqual(jobsIn(answer), []);
   });
 
   test("an integration the profile does not have is refused", () => {
-    assert.match(refusal(sync(shop({ integrations: { jira: {} } }), active(), profiled(), at)), /^spec\.integrations\.jira: profile default has no such integration/);
+    assert.match(refusal(syncWritten(shop({ integrations: { jira: {} } }), active(), profiled(), at)), /^spec\.integrations\.jira: profile default has no such integration/);
   });
 
   test("a retry that is not a whole number is refused, naming where", () => {
-    assert.match(refusal(sync(shop({ integrations: { tracker: { retry: "soon" } } }), active(), profiled(), at)), /^spec\.integrations\.tracker\.retry: /);
+    assert.match(refusal(syncWritten(shop({ integrations: { tracker: { retry: "soon" } } }), active(), profiled(), at)), /^spec\.integrations\.tracker\.retry: /);
   });
 
   test("a profile whose after names a later integration, or none, is refused by the rule", () => {
     const backwards = [integration("runner", { after: ["repository"] }), integration("repository")];
-    assert.ok(refusal(sync(shop({ integrations: {} }), active(), profiled(backwards), at)).includes(INTEGRATION_RULES.after));
+    assert.ok(refusal(syncWritten(shop({ integrations: {} }), active(), profiled(backwards), at)).includes(INTEGRATION_RULES.after));
   });
 
   test("a profile that lists an integration twice, or sets what sync sets, is refused by the rule", () => {
     const twice = [integration("tracker"), integration("tracker")];
-    assert.ok(refusal(sync(shop({ integrations: {} }), active(), profiled(twice), at)).includes(INTEGRATION_RULES.unique));
+    assert.ok(refusal(syncWritten(shop({ integrations: {} }), active(), profiled(twice), at)).includes(INTEGRATION_RULES.unique));
     for (const name of RESERVED_ENV) {
       const setting = [integration("tracker", { env: { [name]: "mine" } })];
-      assert.ok(refusal(sync(shop({ integrations: {} }), active(), profiled(setting), at)).includes(INTEGRATION_RULES.env), name);
+      assert.ok(refusal(syncWritten(shop({ integrations: {} }), active(), profiled(setting), at)).includes(INTEGRATION_RULES.env), name);
     }
   });
 
   test("while what is declared or supplied is wrong, every observed Job stays and none starts", () => {
     const children = settled();
-    const answer = sync(shop({ integrations: { jira: {} } }), children, profiled(), at);
+    const answer = syncWritten(shop({ integrations: { jira: {} } }), children, profiled(), at);
     assert.deepEqual(jobsIn(answer).map((job) => job.metadata.name).sort(), Object.keys(children[JOBS]!).map((key) => key.split("/")[1]).sort());
   });
 
   test("while the profile is missing, every observed Job stays, with the ConfigMap they read as it is, and the guardrails say why", () => {
     const children = settled();
-    const answer = sync(shop(), children, related({}, {}), at);
+    const answer = syncWritten(shop(), children, related({}, {}), at);
     assert.equal(jobsIn(answer).length, 3);
     assert.equal(verdict(answer).reason, "ProfileNotFound");
-    const observedInputs = children["ConfigMap.v1"]?.[`${INTEGRATIONS_NAMESPACE}/${NAMESPACE}`] as { data: Record<string, string> } | undefined;
-    assert.ok(observedInputs);
-    assert.deepEqual(inputsIn(answer)?.data, observedInputs.data);
+    const observedInputs = Object.values(children["ConfigMap.v1"] ?? {}).map((map: any) => map.data);
+    assert.equal(observedInputs.length, 2);
+    assert.deepEqual(inputsIn(answer).map((map) => map.data), observedInputs);
   });
 });
 
 describe("integrations: handing a Secret to the Project's Namespace", () => {
   test("the Project's own ServiceAccount gets a Role on the Secrets its integrations hand over, named after them, and the Namespace's labels name them", () => {
-    const answer = sync(shop(), active(), profiled(), at);
+    const answer = syncWritten(shop(), active(), profiled(), at);
     const handOver = answer.children.filter((child) => child.metadata.name === HAND_OVER_NAME);
     assert.deepEqual(handOver, [
       {
@@ -388,11 +417,11 @@ describe("integrations: handing a Secret to the Project's Namespace", () => {
 
   test("the hand-over stays as it is while the profile is missing, naming the same Secrets, and is not waited for by the members", () => {
     const children = settled();
-    const missing = sync(shop(), children, related({}, {}), at);
-    assert.deepEqual(missing.children.filter((child) => child.metadata.name === HAND_OVER_NAME), sync(shop(), children, profiled(), at).children.filter((child) => child.metadata.name === HAND_OVER_NAME));
+    const missing = syncWritten(shop(), children, related({}, {}), at);
+    assert.deepEqual(missing.children.filter((child) => child.metadata.name === HAND_OVER_NAME), syncWritten(shop(), children, profiled(), at).children.filter((child) => child.metadata.name === HAND_OVER_NAME));
     const members = { members: [{ kind: "User", name: "alice@example.com", role: "admin" }] };
     const withMembers = settled(members);
-    assert.equal(verdict(sync(shop(members), withMembers, profiled(), at)).status, "True");
+    assert.equal(verdict(syncWritten(shop(members), withMembers, profiled(), at)).status, "True");
   });
 });
 
@@ -400,7 +429,7 @@ describe("integrations: teardown when the Project is deleted", () => {
   const deleting = (spec: Record<string, unknown> = {}) => shop(spec);
 
   test("finalize tears down last first: the runner, and the tracker, before the repository", () => {
-    const answer = finalize(deleting(), settled(), profiled(), at);
+    const answer = finalizeWritten(deleting(), settled(), profiled(), at);
     assert.equal(answer.finalized, false);
     assert.deepEqual(phases(answer), { repository: "TearingDown", tracker: "TearingDown", runner: "TearingDown" });
     const teardowns = jobsIn(answer).filter((job) => job.metadata.labels[LABELS.action] === "teardown");
@@ -411,7 +440,7 @@ describe("integrations: teardown when the Project is deleted", () => {
 
   test("every Job that ran stays while finalizing, and no run starts anew", () => {
     const children = settled();
-    const answer = finalize(deleting({ integrations: { tracker: { retry: 5 } } }), children, profiled(), at);
+    const answer = finalizeWritten(deleting({ integrations: { tracker: { retry: 5 } } }), children, profiled(), at);
     for (const key of Object.keys(children[JOBS]!)) assert.ok(jobsIn(answer).some((job) => key.endsWith(`/${job.metadata.name}`)), key);
     assert.ok(!jobsIn(answer).some((job) => job.metadata.labels[LABELS.action] === "run" && !(`${INTEGRATIONS_NAMESPACE}/${job.metadata.name}` in children[JOBS]!)));
     assert.ok(answer.children.some((child) => child.kind === "Namespace" && child.metadata.name === NAMESPACE), "the Namespace stays");
@@ -420,7 +449,7 @@ describe("integrations: teardown when the Project is deleted", () => {
   test("the Project goes once every teardown has completed", () => {
     let children = settled();
     for (let round = 0; round < 3; round++) {
-      const answer = finalize(deleting(), children, profiled(), at);
+      const answer = finalizeWritten(deleting(), children, profiled(), at);
       if (answer.finalized) return assert.deepEqual(phases(answer), { repository: "TornDown", tracker: "TornDown", runner: "TornDown" });
       children = observed(settled(), jobsIn(answer).filter((job) => job.metadata.labels[LABELS.action] === "teardown").map((job) => [job, "complete"]));
     }
@@ -428,48 +457,48 @@ describe("integrations: teardown when the Project is deleted", () => {
   });
 
   test("an integration that never ran, or has no teardown, is not torn down", () => {
-    assert.equal(finalize(deleting(), active(), profiled(), at).finalized, true, "nothing ran");
+    assert.equal(finalizeWritten(deleting(), active(), profiled(), at).finalized, true, "nothing ran");
     const noTeardowns = THREE.map((each) => ({ ...each, teardown: false }));
-    const answer = finalize(deleting(), settled({}, noTeardowns), profiled(noTeardowns), at);
+    const answer = finalizeWritten(deleting(), settled({}, noTeardowns), profiled(noTeardowns), at);
     assert.equal(answer.finalized, true);
     assert.deepEqual(phases(answer), { repository: "TornDown", tracker: "TornDown", runner: "TornDown" });
   });
 
   test("a failed teardown says how to run it again, or go without it; skipTeardown lets the rest go on", () => {
-    const first = finalize(deleting(), settled(), profiled(), at);
+    const first = finalizeWritten(deleting(), settled(), profiled(), at);
     const runner = jobsIn(first).find((job) => job.metadata.labels[LABELS.action] === "teardown" && job.metadata.labels[LABELS.integration] === "runner")!;
     const tracker = jobsIn(first).find((job) => job.metadata.labels[LABELS.action] === "teardown" && job.metadata.labels[LABELS.integration] === "tracker")!;
     const children = observed(settled(), [[runner, { failed: "BackoffLimitExceeded" }], [tracker, "complete"]]);
-    const stuck = finalize(deleting(), children, profiled(), at);
+    const stuck = finalizeWritten(deleting(), children, profiled(), at);
     assert.equal(stuck.finalized, false);
     const { reason, message } = verdict(stuck);
     assert.equal(reason, "TeardownFailed");
     assert.ok(message.includes(`'{"spec":{"integrations":{"runner":{"retry":1}}}}'`), message);
     assert.ok(message.endsWith(`kubectl patch project shop --type=merge -p '{"spec":{"integrations":{"runner":{"skipTeardown":true}}}}'`), message);
-    const skipped = finalize(deleting({ integrations: { repository: { parameters: { visibility: "internal" } }, runner: { skipTeardown: true } } }), children, profiled(), at);
+    const skipped = finalizeWritten(deleting({ integrations: { repository: { parameters: { visibility: "internal" } }, runner: { skipTeardown: true } } }), children, profiled(), at);
     assert.equal(statusOf(skipped).find((entry) => entry.name === "runner")?.message, "teardown skipped: what it made stays");
     assert.ok(jobsIn(skipped).some((job) => job.metadata.labels[LABELS.action] === "teardown" && job.metadata.labels[LABELS.integration] === "repository"), "the repository's teardown starts");
   });
 
   test("a teardown waits for its integration's own Job to finish", () => {
-    const first = sync(shop(), active(), profiled(), at);
+    const first = syncWritten(shop(), active(), profiled(), at);
     const running = observed(active(), [[jobFor(first, "repository"), "running"], [jobFor(first, "tracker"), "complete"]]);
-    const answer = finalize(deleting(), running, profiled(), at);
+    const answer = finalizeWritten(deleting(), running, profiled(), at);
     const repository = statusOf(answer).find((entry) => entry.name === "repository");
     assert.match(repository?.message ?? "", /^waiting for Job shop-repository-\w+ to finish$/);
     assert.ok(!jobsIn(answer).some((job) => job.metadata.labels[LABELS.action] === "teardown" && job.metadata.labels[LABELS.integration] === "repository"));
   });
 
   test("while the profile is missing, a Project whose integrations ran is not let go: nobody knows their teardowns", () => {
-    assert.equal(finalize(deleting(), settled(), related({}, {}), at).finalized, false);
-    assert.equal(finalize(deleting(), active(), related({}, {}), at).finalized, true);
+    assert.equal(finalizeWritten(deleting(), settled(), related({}, {}), at).finalized, false);
+    assert.equal(finalizeWritten(deleting(), active(), related({}, {}), at).finalized, true);
   });
 });
 
 describe("integrations: nothing outside its own places is the Project's", () => {
   test("a Job labelled as the Project's outside project-integrations is named as a stray and left out, so Metacontroller deletes it", () => {
     const planted = { apiVersion: "batch/v1", kind: "Job", metadata: { name: "shop-miner", namespace: "kube-system", labels: { [LABELS.integration]: "tracker", [LABELS.action]: "run" } } } as Job;
-    const answer = sync(shop(), observed(settled(), [[planted, "running"]]), profiled(), at);
+    const answer = syncWritten(shop(), observed(settled(), [[planted, "running"]]), profiled(), at);
     assert.equal(verdict(answer).reason, "RemovingStrayChildren");
     assert.match(verdict(answer).message, /^Job kube-system\/shop-miner carry this Project's controller-uid label outside Namespace proj-shop/);
     assert.ok(!jobsIn(answer).some((job) => job.metadata.name === "shop-miner"));
