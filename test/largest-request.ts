@@ -9,7 +9,9 @@
 //   JSON writes as six bytes however deep it is nested (a control character:
 //   Go writes `<` so too, but JavaScript, which writes what sync puts in a
 //   string, does not), and as many annotations as projects.agrrh.com-size
-//   lets a member write. The API server keeps it as
+//   lets a member write. What a limit counts in characters of JSON already
+//   written (a program's report) costs most in `<` instead: one character
+//   there, six bytes once Go writes it. The API server keeps it as
 //   JSON, escaped as Go escapes it, in one etcd request, which etcd caps at
 //   --max-request-bytes: 1.5 MiB by default (measured on the local control
 //   plane: one served as 1,572,613 bytes was stored, one a thousand `<`
@@ -34,7 +36,7 @@
 import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, finalize, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
 import { DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
 import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
-import { BUDGET, BUDGETS, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
+import { BUDGET, BUDGETS, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SPENT_LABEL, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
 import { INTEGRATION_NAME_MAX_LENGTH, JOBS, OUTPUTS_ANNOTATION, PARAMETERS_MAX_CHARACTERS, REPORT_MAX_CHARACTERS } from "../features/integrations.ts"; // feature: integrations
 import { GROUP_OF_KIND } from "./helpers.ts";
 import { CLIENT_SIDE_APPLY_ANNOTATION, goJson, readManifest } from "./manifest.ts";
@@ -47,6 +49,8 @@ const UID = "00000000-0000-0000-0000-000000000000";
 const TIME = "2026-12-01T00:00:00Z";
 /** Written as six bytes at least, and more in a JSON string in a string: the most any one character costs. */
 const COSTLIEST = "\u0001";
+/** One character of JSON text that Go writes as six bytes: the most a character of a report costs. */
+const COSTLIEST_IN_JSON = "<";
 
 const { find } = readManifest();
 const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
@@ -115,9 +119,8 @@ const MOST_INTEGRATIONS = names(profileIntegrations.maxItems, INTEGRATION_NAME_M
 const LARGEST_REPORT = (() => {
   const keys = names(8, 32);
   const overhead = JSON.stringify(Object.fromEntries(keys.map((key) => [key, ""]))).length;
-  // Each costly character is written `\u0001` in JSON: six characters of the most.
-  const each = Math.floor((REPORT_MAX_CHARACTERS - overhead) / keys.length / 6);
-  return JSON.stringify(Object.fromEntries(keys.map((key) => [key, COSTLIEST.repeat(each)])));
+  const each = Math.floor((REPORT_MAX_CHARACTERS - overhead) / keys.length);
+  return JSON.stringify(Object.fromEntries(keys.map((key) => [key, COSTLIEST_IN_JSON.repeat(each)])));
 })();
 /** Every Job of the answer completed, having reported all it may. */
 function everyJobDone(children: ObservedChildren): void {
@@ -195,23 +198,25 @@ function largestProject(): Project & { metadata: any } {
   };
 }
 
+// feature: budget
 /** The places its requester may hold at most, each as Metacontroller stores it, and the one that says all are taken. */
 function largestPlaces(requester: string): Record<string, unknown> {
   const hash = requesterHash(requester);
   const places: Place[] = Array.from({ length: MAX_PROJECTS }, (_, index) => ({
     apiVersion: PLACE.apiVersion,
     kind: PLACE.kind,
-    metadata: { name: placeNameFor(hash, index + 1), labels: { "agrrh.com/requester-hash": hash } },
+    metadata: { name: placeNameFor(hash, index + 1), labels: { [REQUESTER_HASH_LABEL]: hash } },
     spec: { project: LONGEST_NAME, place: index + 1 },
   }));
   places.push({
     apiVersion: PLACE.apiVersion,
     kind: PLACE.kind,
-    metadata: { name: spentNameFor(hash), labels: { "agrrh.com/requester-hash": hash, "agrrh.com/budget-spent": "true" } },
+    metadata: { name: spentNameFor(hash), labels: { [REQUESTER_HASH_LABEL]: hash, [SPENT_LABEL]: "true" } },
     spec: { requester, groups: COSTLIEST.repeat(4096), held: MAX_PROJECTS, limit: MAX_PROJECTS, contact: COSTLIEST.repeat(256) },
   });
   return Object.fromEntries(places.map((place) => [place.metadata.name, asStored(place as any)]));
 }
+// end feature: budget
 
 export function largestLegalRequest() {
   const parent = largestProject();
