@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { API_VERSION, DEFAULT_LICENSE, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
-import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, paramsOf, policyNamed, projectSchema, projectVersion, trusted } from "./admission.ts";
+import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, projectVersion, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { admit, evaluateCel, type AdmissionRequest } from "./cel.ts";
 import { clock, namespaces, project, related } from "./helpers.ts";
@@ -52,40 +52,35 @@ describe("admission: the CRD keeps out what sync cannot use", () => {
 
 describe("admission: a stray delete keeps the install", () => {
   const installDelete = (group: string, resource: string, object: any, options?: Parameters<typeof deleting>[3]) =>
-    admit(installPolicy, deleting(group, resource, object, options));
+    admit(installPolicy, { ...deleting(group, resource, object, options), kind: object.kind });
   const controllerNamespace = find("Namespace", find("Deployment").metadata.namespace);
-  const trustedConfigMap = find("ConfigMap", "trusted-controllers");
-  const inControllerNamespace = { namespace: { name: controllerNamespace.metadata.name } };
+  const trustedBinding = find("ClusterRoleBinding", `${crd.metadata.name}-controller`);
   const kept = [
     { what: "the Project CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: crd, says: new RegExp(`^Deleting CustomResourceDefinition ${crd.metadata.name.replaceAll(".", "\\.")} deletes every ${PARENT.kind} and every ${NAMESPACE_PREFIX} Namespace`), command: `kubectl annotate crd ${crd.metadata.name} ` },
-    { what: "the install's Namespace", group: "", resource: "namespaces", object: controllerNamespace, says: /^Namespace meta-project holds the webhook and whom the guards trust/, command: "kubectl annotate namespace meta-project " },
-    { what: "the ConfigMap of whom the guards trust", group: "", resource: "configmaps", object: trustedConfigMap, says: /^ConfigMap meta-project\/trusted-controllers names whom the guards trust/, command: "kubectl annotate -n meta-project configmap trusted-controllers ", options: inControllerNamespace },
+    { what: "the install's Namespace", group: "", resource: "namespaces", object: controllerNamespace, says: /^Namespace meta-project holds the webhook; once deleted, nothing is reconciled/, command: "kubectl annotate namespace meta-project " },
+    { what: "the binding of whom the guards trust", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings", object: trustedBinding, says: new RegExp(`^ClusterRoleBinding ${trustedBinding.metadata.name} says whom the guards trust`), command: `kubectl annotate clusterrolebinding ${trustedBinding.metadata.name} ` },
+    { what: "the role it binds", group: "rbac.authorization.k8s.io", resource: "clusterroles", object: find("ClusterRole", trustedBinding.roleRef.name), says: new RegExp(`^ClusterRole ${trustedBinding.roleRef.name} says whom the guards trust`), command: `kubectl annotate clusterrole ${trustedBinding.roleRef.name} ` },
   ];
-  for (const { what, group, resource, object, says, command, options } of kept) {
+  for (const { what, group, resource, object, says, command } of kept) {
     test(`a stray delete of ${what} is refused, also as a collection, saying what it would do and how to go ahead; annotated as told, it goes`, () => {
       for (const collection of [false, true]) {
-        const { allowed, message } = installDelete(group, resource, object, { ...options, collection });
+        const { allowed, message } = installDelete(group, resource, object, { collection });
         assert.equal(allowed, false, collection ? "a collection delete" : "a delete by name");
         assert.match(String(message), says);
         assert.ok(String(message).endsWith(`If that is what you want, first run: ${command}agrrh.com/allow-deletion=true`), String(message));
-        assert.equal(installDelete(group, resource, annotatedAsTold(object, message), options).allowed, true);
+        assert.equal(installDelete(group, resource, annotatedAsTold(object, message)).allowed, true);
       }
       const otherValue = { ...object, metadata: { ...object.metadata, annotations: { "agrrh.com/allow-deletion": "yes" } } };
-      assert.equal(installDelete(group, resource, otherValue, options).allowed, false, "another value");
+      assert.equal(installDelete(group, resource, otherValue).allowed, false, "another value");
     });
   }
 
-  test("the ConfigMap of whom the guards trust goes with its Namespace, once that is deliberately deleted", () => {
-    const terminating = { namespace: { name: controllerNamespace.metadata.name, deletionTimestamp: "2026-11-30T00:00:00Z" } };
-    assert.equal(installDelete("", "configmaps", trustedConfigMap, terminating).allowed, true);
-  });
-
-  test("every other CRD, Namespace and ConfigMap may go", () => {
+  test("every other CRD, Namespace and ClusterRoleBinding may go", () => {
     const other = { ...crd, metadata: { name: "compositecontrollers.metacontroller.k8s.io" } };
     assert.equal(installDelete("apiextensions.k8s.io", "customresourcedefinitions", other, { collection: true }).matched, false);
     assert.equal(installDelete("", "namespaces", { metadata: { name: "team-x" } }).matched, false);
-    assert.equal(installDelete("", "configmaps", { metadata: { name: "trusted-controllers", namespace: "team-x" } }, { namespace: { name: "team-x" } }).matched, false);
-    assert.equal(installDelete("", "configmaps", { metadata: { name: "other", namespace: "meta-project" } }, inControllerNamespace).matched, false);
+    assert.equal(installDelete("rbac.authorization.k8s.io", "clusterrolebindings", { metadata: { name: "team-x-admins" } }).matched, false);
+    assert.equal(installDelete("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "team-x-admins" } }).matched, false);
   });
 
   test("every admission policy and binding carries the finalizer the deliberate uninstall removes, so that a stray delete leaves them enforcing", () => {
@@ -184,7 +179,6 @@ describe("admission: a Project's objects are Metacontroller's", () => {
     admit(
       ownershipPolicy,
       { operation, resource, kind: (object ?? oldObject).kind, name: (object ?? oldObject).metadata.name, object, oldObject, username, authorized, ...inNamespaceIfNamespaced(resource.resource) },
-      paramsOf(ownershipPolicy),
     );
 
   test("a developer cannot plant an object labelled with another Project's uid, and is told whose objects these are", () => {
@@ -209,10 +203,11 @@ describe("admission: a Project's objects are Metacontroller's", () => {
   });
 
   test("the trusted controllers write them: Metacontroller, the garbage collector, the namespace controller", () => {
-    for (const username of Object.values(trusted)) {
-      assert.equal(write("UPDATE", { object: unlabelled(owned), oldObject: owned }, username).allowed, true, username);
-      assert.equal(write("DELETE", { oldObject: owned }, username).allowed, true, username);
+    for (const { username, authorized } of [...Object.values(trusted), ...Object.values(KUBERNETES_CONTROLLERS).map((username) => ({ username, authorized: [] }))]) {
+      assert.equal(write("UPDATE", { object: unlabelled(owned), oldObject: owned }, username, authorized).allowed, true, username);
+      assert.equal(write("DELETE", { oldObject: owned }, username, authorized).allowed, true, username);
     }
+    assert.equal(write("DELETE", { oldObject: owned }, trusted["metacontroller"]!.username).allowed, false, "the name alone, without what RBAC grants it");
   });
 
   test("a holder of administer may mend one by hand", () => {
@@ -228,18 +223,9 @@ describe("admission: a Project's objects are Metacontroller's", () => {
     assert.equal(write("DELETE", { oldObject: others }).allowed, true, "owned by something else");
   });
 
-  test("without the ConfigMap of whom it trusts, it refuses what it guards, and selects nothing else", () => {
-    const unparamed = (object: any) =>
-      admit(ownershipPolicy, { operation: "DELETE", resource: { group: "", resource: "namespaces" }, name: object.metadata.name, oldObject: object, username: "x" }, null);
-    assert.equal(unparamed(unlabelled(owned)).matched, false, "an object without the label never needs the params");
-    assert.equal(unparamed(owned).allowed, false, "one with it is refused");
+  test("it selects only objects that carry the label, before or after the change", () => {
+    assert.equal(write("DELETE", { oldObject: unlabelled(owned) }).matched, false);
     assert.deepEqual(ownershipPolicy.spec.matchConstraints.objectSelector, { matchExpressions: [{ key: OWNER_LABEL, operator: "Exists" }] });
-    // Selected by the label alone: a condition is evaluated after the params
-    // are looked up, so one may only let through what the label selected.
-    const exemptions: string[] = [
-      "not-an-integration-report", // feature: integrations
-    ];
-    assert.deepEqual((ownershipPolicy.spec.matchConditions ?? []).map((condition: any) => condition.name), exemptions);
   });
 
   test("it guards exactly the kinds the CompositeController owns, and not their status subresources", () => {
@@ -261,25 +247,40 @@ describe("admission: a Project's objects are Metacontroller's", () => {
 
 
 describe("admission: whom the guards trust", () => {
-  const guards = objects.filter((object) => object.kind === "ValidatingAdmissionPolicy" && object.spec.paramKind?.kind === "ConfigMap");
+  // The verb the install's ClusterRole grants the trusted controllers.
+  const CONTROL_CHECK = `authorizer.group('${crd.spec.group}').resource('${PARENT.plural}').check('control').allowed()`;
 
-  test("every guard that trusts a controller reads it from the one ConfigMap, bound to deny when it is missing", () => {
+  test("no guard takes params from a ConfigMap, which the API server may stop reading after a reinstall", () => {
+    for (const policy of objects.filter((object) => /AdmissionPolicy$/.test(object.kind))) {
+      assert.notEqual(policy.spec.paramKind?.apiVersion, "v1", policy.metadata.name);
+    }
+  });
+
+  test("the guards that trust a controller ask RBAC for the verb control, which the install's ClusterRole alone grants", () => {
+    const asking = objects.filter((object) => object.kind === "ValidatingAdmissionPolicy" && JSON.stringify(object.spec).includes(CONTROL_CHECK));
     assert.deepEqual(
-      guards.map((policy) => policy.metadata.name).sort(),
+      asking.map((policy) => policy.metadata.name).sort(),
       [
         "ownership",
         "namespace-access", // feature: members
         "self-service", // feature: members
-        "namespace-deletion-protection", // feature: deletion-protection
       ].map((guarded) => policyNamed(guarded).metadata.name).sort(),
     );
-    for (const policy of guards) {
-      assert.deepEqual(find("ValidatingAdmissionPolicyBinding", policy.metadata.name).spec.paramRef, {
-        name: "trusted-controllers",
-        namespace: find("ConfigMap", "trusted-controllers").metadata.namespace,
-        parameterNotFoundAction: "Deny",
-      });
+    const role = find("ClusterRole", `${crd.metadata.name}-controller`);
+    assert.deepEqual(role.rules, [{ apiGroups: [crd.spec.group], resources: [PARENT.plural], verbs: ["control"] }]);
+    const granting = objects.filter((object) => /^(Cluster)?Role$/.test(object.kind) && JSON.stringify(object.rules ?? []).includes('"control"'));
+    assert.deepEqual(granting.map((object) => object.metadata.name), [role.metadata.name]);
+  });
+
+  test("the only identities a guard names are Kubernetes' own controllers", () => {
+    const named = new Set<string>();
+    for (const policy of objects.filter((object) => object.kind === "ValidatingAdmissionPolicy")) {
+      let spec = JSON.stringify(policy.spec);
+      // Integrations are told apart by the Namespace they run in, and trusted with nothing.
+      spec = spec.replaceAll(`system:serviceaccount:${INTEGRATIONS_NAMESPACE}:`, ""); // feature: integrations
+      for (const match of spec.matchAll(/'(system:[^']*)'/g)) named.add(match[1]!);
     }
+    assert.deepEqual([...named].filter((name) => !name.endsWith(":") && !name.startsWith("system:serviceaccounts:")).sort(), Object.values(KUBERNETES_CONTROLLERS).sort());
   });
 
   test("a request about a Namespace names that Namespace as its namespace, as the API server does; any other cluster-wide one names none", () => {
@@ -295,39 +296,8 @@ describe("admission: whom the guards trust", () => {
     assert.equal(admit(namespaceOf, deleting("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "reader" } }), null).message, "[]");
   });
 
-  test("without its params, a policy refuses whatever its rules and selectors match, before its conditions are read, as the API server does", () => {
-    // The first ownership guard selected by a condition, and so, seen on 1.36,
-    // refused every NetworkPolicy in the cluster once the ConfigMap was gone.
-    const byCondition = {
-      metadata: { name: "by-condition" },
-      spec: {
-        paramKind: { apiVersion: "v1", kind: "ConfigMap" },
-        matchConstraints: { resourceRules: [{ apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], operations: ["DELETE"] }] },
-        matchConditions: [{ name: "never", expression: "false" }],
-        validations: [{ expression: "true" }],
-      },
-    };
-    const request = deleting("networking.k8s.io", "networkpolicies", { metadata: { name: "any" } });
-    assert.deepEqual({ ...admit(byCondition, request, null), message: undefined }, { matched: true, allowed: false, message: undefined });
-    assert.equal(admit(byCondition, request, { data: {} }).matched, false, "with them, the condition decides");
-  });
-
-  test("no policy names a controller's identity itself", () => {
-    for (const policy of objects.filter((object) => object.kind === "ValidatingAdmissionPolicy")) {
-      let spec = JSON.stringify(policy.spec);
-      // Integrations are told apart by the Namespace they run in, and trusted with nothing.
-      spec = spec.replaceAll(`system:serviceaccount:${INTEGRATIONS_NAMESPACE}:`, ""); // feature: integrations
-      assert.doesNotMatch(spec, /system:serviceaccount:[a-z]|system:kube-controller-manager/, policy.metadata.name);
-    }
-  });
-
   test("Metacontroller is named as its official install runs it, and so are the controller manager's controllers", () => {
-    assert.deepEqual(trusted, {
-      metacontroller: "system:serviceaccount:metacontroller:metacontroller",
-      "garbage-collector": "system:serviceaccount:kube-system:generic-garbage-collector",
-      "namespace-controller": "system:serviceaccount:kube-system:namespace-controller",
-      "controller-manager": "system:kube-controller-manager",
-    });
+    assert.deepEqual(Object.values(trusted).map(({ username }) => username), ["system:serviceaccount:metacontroller:metacontroller"]);
   });
 });
 

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { GROUP, PARENT, VERSION } from "../sync.ts";
 import * as v from "valibot";
-import { schemaErrors, type AdmissionRequest } from "./cel.ts";
+import { authorizedBy, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { readManifest } from "./manifest.ts";
 
 export const { objects, find } = readManifest();
@@ -13,16 +13,30 @@ export const projectVersion = crd.spec.versions.find((version: any) => version.n
 export const projectSchema = projectVersion.schema.openAPIV3Schema;
 /** One of the install's policies, named `<the parent's CRD>-<what it guards>`. */
 export const policyNamed = (guards: string) => find("ValidatingAdmissionPolicy", `${crd.metadata.name}-${guards}`);
-export const trusted = find("ConfigMap", "trusted-controllers").data as Record<string, string>;
 
-/** The object a policy's binding hands it as `params`, as the API server looks it up. */
-export function paramsOf(policy: any): any {
-  const binding = find("ValidatingAdmissionPolicyBinding", policy.metadata.name);
-  const { name, namespace } = binding.spec.paramRef;
-  const params = find(policy.spec.paramKind.kind, name);
-  assert.equal(params.metadata.namespace, namespace);
-  return params;
-}
+/**
+ * Whom the guards trust, as the install's ClusterRoleBinding names them
+ * (`<the parent's CRD>-controller`): Metacontroller, keyed by its
+ * ServiceAccount's name, as a request carries it: its username, and what
+ * that ClusterRole lets it do.
+ */
+export const trusted: Record<string, { username: string; authorized: string[] }> = (() => {
+  const binding = find("ClusterRoleBinding", `${crd.metadata.name}-controller`);
+  const authorized = authorizedBy(find("ClusterRole", binding.roleRef.name).rules);
+  return Object.fromEntries(
+    binding.subjects.map((subject: { kind: string; name: string; namespace?: string }) => [
+      subject.name,
+      { username: subject.kind === "ServiceAccount" ? `system:serviceaccount:${subject.namespace}:${subject.name}` : subject.name, authorized },
+    ]),
+  );
+})();
+
+/** Kubernetes' own controllers, as kubeadm's controller manager runs them, and as itself where it runs them under one identity. */
+export const KUBERNETES_CONTROLLERS = {
+  garbageCollector: "system:serviceaccount:kube-system:generic-garbage-collector",
+  namespaceController: "system:serviceaccount:kube-system:namespace-controller",
+  controllerManager: "system:kube-controller-manager",
+} as const;
 
 /** A DELETE as the API server admits it: by name, or item by item for a collection delete, whose request names none. */
 export const deleting = (

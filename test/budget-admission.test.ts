@@ -19,7 +19,7 @@ import {
   requesterHash,
   type Place,
 } from "../features/budget.ts";
-import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, paramsOf, policyNamed, projectSchema, trusted } from "./admission.ts";
+import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { admit, authorizedBy, evaluateCel, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { at, childrenOfKind, namespaces, project, related, withObserved } from "./helpers.ts";
 import { assertCrdSpells } from "./manifest.ts";
@@ -344,16 +344,16 @@ describe("admission: only Metacontroller writes places", () => {
   const ownership = policyNamed("ownership");
   const hash = requesterHash(DEVELOPER.username);
   const place = { apiVersion: PLACE.apiVersion, kind: PLACE.kind, metadata: { name: `${hash}-1`, labels: { [REQUESTER_HASH_LABEL]: hash, "controller-uid": "uid-of-dana-1" } }, spec: { requester: DEVELOPER.username, project: "dana-1", place: 1 } };
-  const write = (operation: AdmissionRequest["operation"], { object, oldObject }: { object?: any; oldObject?: any }, username: string) =>
-    admit(ownership, { operation, resource: { group: GROUP, resource: PLACE.plural }, kind: PLACE.kind, name: place.metadata.name, object, oldObject, username }, paramsOf(ownership));
+  const write = (operation: AdmissionRequest["operation"], { object, oldObject }: { object?: any; oldObject?: any }, username: string, authorized: string[] = []) =>
+    admit(ownership, { operation, resource: { group: GROUP, resource: PLACE.plural }, kind: PLACE.kind, name: place.metadata.name, object, oldObject, username, authorized });
 
   test("a developer may not create, change or delete a place of a Project's; Metacontroller and the garbage collector may", () => {
     assert.equal(write("CREATE", { object: place }, DEVELOPER.username).allowed, false);
     assert.equal(write("UPDATE", { object: { ...place, spec: { ...place.spec, requester: "erin" } }, oldObject: place }, DEVELOPER.username).allowed, false);
     assert.equal(write("DELETE", { oldObject: place }, DEVELOPER.username).allowed, false);
-    for (const username of [trusted["metacontroller"]!, trusted["garbage-collector"]!]) {
-      assert.equal(write("CREATE", { object: place }, username).allowed, true, username);
-      assert.equal(write("DELETE", { oldObject: place }, username).allowed, true, username);
+    for (const { username, authorized } of [trusted["metacontroller"]!, { username: KUBERNETES_CONTROLLERS.garbageCollector, authorized: [] }]) {
+      assert.equal(write("CREATE", { object: place }, username, authorized).allowed, true, username);
+      assert.equal(write("DELETE", { oldObject: place }, username, authorized).allowed, true, username);
     }
   });
 

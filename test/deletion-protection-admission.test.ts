@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { PROJECT_LABEL, sync } from "../sync.ts";
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts";
-import { assertBoundToDeny, crd, deleting, objects, paramsOf, policyNamed, projectSchema, projectVersion, trusted } from "./admission.ts";
+import { assertBoundToDeny, crd, deleting, objects, policyNamed, projectSchema, projectVersion, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { admit, evaluateCel } from "./cel.ts";
 import { clock, namespaceIn, namespaces, project, related } from "./helpers.ts";
 
@@ -73,8 +73,8 @@ describe("admission: a protected Project's Namespace", () => {
   // The Namespace as sync asks for it, as the API server stores it.
   const answer = sync(project("shop", { spec: { deletionProtection: true } }), namespaces(), related(), clock("2026-11-30T00:00:00Z"));
   const labelled = { ...namespaceIn(answer), metadata: { ...namespaceIn(answer)?.metadata, uid: "u", ownerReferences: [{ kind: "Project", name: "shop" }] } };
-  const namespaceDelete = (oldObject: any, options?: { collection?: boolean; username?: string }) =>
-    admit(namespacePolicy, deleting("", "namespaces", oldObject, options), paramsOf(namespacePolicy));
+  const namespaceDelete = (oldObject: any, options?: { collection?: boolean; username?: string }, authorized: string[] = []) =>
+    admit(namespacePolicy, { ...deleting("", "namespaces", oldObject, options), authorized });
 
   test("is refused to a person, also by a collection delete, naming the Project and the patch that lifts its protection", () => {
     for (const collection of [false, true]) {
@@ -86,10 +86,12 @@ describe("admission: a protected Project's Namespace", () => {
   });
 
   test("goes when the garbage collector deletes it, its Project gone, as its own ServiceAccount or as the controller manager", () => {
-    for (const username of [trusted["garbage-collector"], trusted["controller-manager"]]) {
-      assert.equal(namespaceDelete(labelled, { username }).allowed, true, username);
+    for (const { username, authorized } of [KUBERNETES_CONTROLLERS.garbageCollector, KUBERNETES_CONTROLLERS.controllerManager].map((username) => ({ username, authorized: [] }))) {
+      assert.equal(namespaceDelete(labelled, { username }, authorized).allowed, true, username);
     }
-    assert.equal(namespaceDelete(labelled, { username: trusted["metacontroller"] }).allowed, false, "Metacontroller never deletes it");
+    const metacontroller = trusted["metacontroller"]!;
+    assert.equal(namespaceDelete(labelled, { username: metacontroller.username }, metacontroller.authorized).allowed, false, "Metacontroller never deletes it");
+    assert.equal(namespaceDelete(labelled, { username: "pat" }, ["*/*/*"]).allowed, false, "nor a cluster admin");
   });
 
   test("already terminating, a delete goes through: it changes nothing, and the guard never holds it in Terminating", () => {

@@ -89,7 +89,8 @@ const runName = (output: string) => /e2e run ([0-9a-f]{6}) /.exec(output)?.[1];
 // The names the run's kubectl calls use, from where they are defined.
 const CRD = `${PARENT.plural}.${GROUP}`;
 const CONTROLLER_NAMESPACE = manifest.find("Deployment").metadata.namespace;
-const TRUSTED_CONTROLLERS = manifest.objects.find((object) => object.spec?.paramRef)?.spec.paramRef.name;
+// The role and binding of whom the guards trust.
+const TRUSTED_CONTROLLERS = `${CRD}-controller`;
 
 /**
  * Besides create and delete, only the run's own Projects and their Namespaces
@@ -165,7 +166,7 @@ describe("e2e: touches only what it creates", () => {
         object.kind === BUDGET.kind || // feature: budget
         (object.kind === "Namespace" && object.metadata.name === CONTROLLER_NAMESPACE) ||
         (object.kind === "Namespace" && object.metadata.name === INTEGRATIONS_NAMESPACE) || // feature: integrations
-        (object.kind === "ConfigMap" && object.metadata.name === TRUSTED_CONTROLLERS);
+        (/^ClusterRole(Binding)?$/.test(object.kind) && object.metadata.name === TRUSTED_CONTROLLERS);
       return kept ? [`annotate ${describeObject(object)}`] : [];
     });
     assert.deepEqual(lifts, [`patch ${PARENT.singular} ${project}`, ...guarded]);

@@ -123,15 +123,15 @@ const CRD_DELETION_ANNOTATION = (() => {
 })();
 const INSTALL_NAMESPACE = manifestObjects(undefined).find((object) => object.kind === "Namespace")?.metadata.name ?? "";
 const WEBHOOK_DEPLOYMENT = manifestObjects(undefined).find((object) => object.kind === "Deployment")?.metadata.name ?? "";
-// The ConfigMap every guard's binding reads whom it trusts from.
-const TRUSTED_CONTROLLERS = (manifestObjects(undefined).find((object: any) => object.spec?.paramRef) as any)?.spec.paramRef.name ?? "";
+// The role and binding of whom the guards trust: Metacontroller.
+const TRUSTED_CONTROLLERS = `${CRDS.parent}-controller`;
 const keptUntilAnnotated = (object: KubeObject) =>
   object.kind === "CustomResourceDefinition" ||
   object.kind === PROFILE.kind || // feature: guardrails
   object.kind === BUDGET.kind || // feature: budget
   (object.kind === "Namespace" && object.metadata.name === INSTALL_NAMESPACE) ||
   (object.kind === "Namespace" && object.metadata.name === INTEGRATIONS_NAMESPACE) || // feature: integrations
-  (object.kind === "ConfigMap" && object.metadata.namespace === INSTALL_NAMESPACE && object.metadata.name === TRUSTED_CONTROLLERS);
+  (/^ClusterRole(Binding)?$/.test(object.kind) && object.metadata.name === TRUSTED_CONTROLLERS);
 // Every admission policy and binding carries a finalizer that only a deliberate uninstall removes.
 const heldByFinalizer = (object: KubeObject) => /^(Validating|Mutating)AdmissionPolicy/.test(object.kind);
 
@@ -349,19 +349,21 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         `k8s.yaml ${installed ? "already installed: used as it is" : "created by this run"}`,
     );
 
-    await step(installed ? "1. k8s.yaml is installed" : "1. create k8s.yaml", async () => {
-      if (!installed) {
-        for (const object of manifest) {
-          // A kind whose CRD this run just created is unknown to kubectl
-          // until the CRD is established and kubectl's discovery has caught up.
-          const crd = manifest.find((candidate: any) => candidate.kind === "CustomResourceDefinition" && candidate.spec.names.kind === object.kind) as any;
-          if (crd) {
-            await must(["wait", "--for=condition=Established", `crd/${crd.metadata.name}`, `--timeout=${TIMEOUT}`]);
-            await eventually(`kubectl knows ${object.kind}`, async () => (await kubectl(["get", crd.spec.names.plural])).ok);
-          }
-          await create(object);
+    async function install(): Promise<void> {
+      for (const object of manifest) {
+        // A kind whose CRD this run just created is unknown to kubectl
+        // until the CRD is established and kubectl's discovery has caught up.
+        const crd = manifest.find((candidate: any) => candidate.kind === "CustomResourceDefinition" && candidate.spec.names.kind === object.kind) as any;
+        if (crd) {
+          await must(["wait", "--for=condition=Established", `crd/${crd.metadata.name}`, `--timeout=${TIMEOUT}`]);
+          await eventually(`kubectl knows ${object.kind}`, async () => (await kubectl(["get", crd.spec.names.plural])).ok);
         }
+        await create(object);
       }
+    }
+
+    await step(installed ? "1. k8s.yaml is installed" : "1. create k8s.yaml", async () => {
+      if (!installed) await install();
       await must(["wait", "--for=condition=Established", `crd/${CRDS.parent}`, `--timeout=${TIMEOUT}`]);
       if (!webhookUrl) await must(["-n", INSTALL_NAMESPACE, "rollout", "status", `deployment/${WEBHOOK_DEPLOYMENT}`, `--timeout=${TIMEOUT}`]);
     });
@@ -912,7 +914,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
           `customresourcedefinitions.apiextensions.k8s.io "${CRDS.profile}"`, // feature: guardrails
           `${PROFILE.plural}.${GROUP} "${DEFAULT_PROFILE}"`, // feature: guardrails
           `namespaces "${INSTALL_NAMESPACE}"`,
-          `configmaps "${TRUSTED_CONTROLLERS}"`,
+          `clusterroles.rbac.authorization.k8s.io "${TRUSTED_CONTROLLERS}"`,
+          `clusterrolebindings.rbac.authorization.k8s.io "${TRUSTED_CONTROLLERS}"`,
           `namespaces "${INTEGRATIONS_NAMESPACE}"`, // feature: integrations
           `compositecontrollers.metacontroller.k8s.io "${manifest.find((object) => object.kind === "CompositeController")?.metadata.name}"`, // feature: integrations
         ];
@@ -1443,6 +1446,35 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       if (over) assert.match(await must(["get", PARENT.singular, over.name, "-o", "jsonpath={.status.conditions[0].reason}", ...asSpender]), /OverBudget/);
     });
     // end feature: budget
+
+    // An admin who uninstalls and installs again, on the same API server:
+    // every guard must enforce the new install at once. (While the guards
+    // read a ConfigMap as their params, 1.36 refused every guarded write
+    // after this until the API server restarted.) Only an install this run
+    // made is taken down, with everything the run made.
+    if (!installed) {
+      await step("51. uninstalled and installed again, twice, on the same API server: each time a new Project gets Ready", async () => {
+        for (const round of [1, 2]) {
+          const started = Date.now();
+          for (const object of [...created].reverse()) {
+            await liftProtection(object, interrupted);
+            await remove(object);
+          }
+          const uninstalled = Date.now();
+          await install();
+          await must(["wait", "--for=condition=Established", `crd/${CRDS.parent}`, `--timeout=${TIMEOUT}`]);
+          if (!webhookUrl) await must(["-n", INSTALL_NAMESPACE, "rollout", "status", `deployment/${WEBHOOK_DEPLOYMENT}`, `--timeout=${TIMEOUT}`]);
+          const again = project(`e2e-${RUN}-reinstalled-${round}`, "MIT");
+          await eventually(`Project ${again.metadata.name} is created`, async () => {
+            const made = await kubectl(["create", "-f", "-"], stringify(again));
+            if (made.ok) created.push(again);
+            return made.ok;
+          });
+          await waitForReady(again.metadata.name);
+          log(`     (round ${round}: uninstalled in ${((uninstalled - started) / 1000).toFixed(1)}s, installed and Ready ${((Date.now() - uninstalled) / 1000).toFixed(1)}s later)`);
+        }
+      });
+    }
   } catch (failure) {
     if (failure instanceof Skip) {
       if (options.requireCluster) {

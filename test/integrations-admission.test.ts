@@ -16,7 +16,7 @@ import {
   RESERVED_ENV,
   SUPPLIED_RULES,
 } from "../features/integrations.ts";
-import { annotatedAsTold, assertBoundToDeny, deleting, find, objects, paramsOf, policyNamed, projectSchema, trusted } from "./admission.ts";
+import { annotatedAsTold, assertBoundToDeny, deleting, find, objects, policyNamed, projectSchema, trusted } from "./admission.ts";
 import { admit, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { at, namespaces, project, related, verdict } from "./helpers.ts";
 
@@ -129,8 +129,8 @@ describe("admission: what integrations may write", () => {
     change(object);
     return object;
   };
-  const updating = (object: unknown, username: string, extra?: Record<string, string[]>) =>
-    admit(ownership, { operation: "UPDATE", resource: { group: "batch", resource: "jobs" }, kind: "Job", name: job.metadata.name, namespace: { name: INTEGRATIONS_NAMESPACE }, object: object as any, oldObject: job as any, username, ...(extra ? { extra } : {}) }, paramsOf(ownership));
+  const updating = (object: unknown, username: string, extra?: Record<string, string[]>, authorized: string[] = []) =>
+    admit(ownership, { operation: "UPDATE", resource: { group: "batch", resource: "jobs" }, kind: "Job", name: job.metadata.name, namespace: { name: INTEGRATIONS_NAMESPACE }, object: object as any, oldObject: job as any, username, authorized, ...(extra ? { extra } : {}) });
   const reported = changed((object) => (object.metadata.annotations[OUTPUTS_ANNOTATION] = '{"runner":"5"}'));
 
   test("a Pod of the Job itself may report on it, and change nothing else of it", () => {
@@ -147,7 +147,7 @@ describe("admission: what integrations may write", () => {
     const own = podOf(job.metadata.name);
     const held = changed((object) => (object.metadata.finalizers = ["foregroundDeletion"]));
     const from = (object: any) =>
-      admit(ownership, { operation: "UPDATE", resource: { group: "batch", resource: "jobs" }, kind: "Job", name: job.metadata.name, namespace: { name: INTEGRATIONS_NAMESPACE }, object, oldObject: held as any, username: shopsJobs, extra: own }, paramsOf(ownership));
+      admit(ownership, { operation: "UPDATE", resource: { group: "batch", resource: "jobs" }, kind: "Job", name: job.metadata.name, namespace: { name: INTEGRATIONS_NAMESPACE }, object, oldObject: held as any, username: shopsJobs, extra: own });
     const reporting = structuredClone(held) as any;
     reporting.metadata.annotations[OUTPUTS_ANNOTATION] = '{"runner":"5"}';
     assert.equal(from(reporting).allowed, true);
@@ -170,7 +170,7 @@ describe("admission: what integrations may write", () => {
     assert.equal(updating(reported, `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:proj-other`, podOf(job.metadata.name)).allowed, false, "another Project's identity");
     assert.equal(updating(reported, "system:serviceaccount:proj-shop:gitlab-runner", podOf(job.metadata.name)).allowed, false);
     assert.equal(updating(reported, "alice").allowed, false);
-    assert.equal(updating(changed((object) => (object.metadata.labels.x = "y")), trusted["metacontroller"]!).allowed, true);
+    assert.equal(updating(changed((object) => (object.metadata.labels.x = "y")), trusted["metacontroller"]!.username, undefined, trusted["metacontroller"]!.authorized).allowed, true);
   });
 });
 
@@ -218,7 +218,7 @@ describe("admission: a Project being deleted, and its teardowns", () => {
   const members = [{ kind: "User", name: "dana", role: "admin" }, { kind: "User", name: "erin", role: "edit" }];
   const stored = { ...project("shop", { spec: { members, integrations: { runner: { retry: 1 } } } }), metadata: { name: "shop", deletionTimestamp: "2026-12-01T00:00:00Z" } } as any;
   const updating = (object: any, username: string) =>
-    admit(policy, { operation: "UPDATE", resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject: stored, username, groups: ["developers"] }, paramsOf(policy));
+    admit(policy, { operation: "UPDATE", resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject: stored, username, groups: ["developers"] });
   const withSpec = (spec: Record<string, unknown>) => ({ ...stored, spec: { ...stored.spec, ...spec } });
 
   test("its admin may still raise a retry, or skip a teardown", () => {

@@ -6,7 +6,7 @@ import { describe, test } from "node:test";
 import { GROUP, PARENT, PROJECT_LABEL, sync } from "../sync.ts";
 import { MAX_MEMBERS, MEMBER_KINDS, MEMBER_NAME_MAX_LENGTH, MEMBER_RULES, Members, ROLES } from "../features/members.ts";
 import { DEFAULT_PROFILE } from "../features/guardrails.ts"; // feature: guardrails
-import { assertJudgedAlike, crd, find, objects, paramsOf, policyNamed, projectSchema, trusted } from "./admission.ts";
+import { assertJudgedAlike, crd, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { admit, authorizedBy, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { clock, namespaceIn, namespaces, project, related } from "./helpers.ts";
 import { MEMBER_CASES } from "./members-cases.ts";
@@ -39,8 +39,7 @@ describe("admission: the CRD and sync judge members alike", () => {
       const object = withMember(member, role) as any;
       const decision = admit(
         selfService,
-        { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "shop", object, username: "pat", authorized: ["agrrh.com/projects/administer", "agrrh.com/projectprofiles/use"] },
-        paramsOf(selfService),
+        { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "shop", object, username: "pat", authorized: ["agrrh.com/projects/administer", "agrrh.com/projectprofiles/use"] }
       );
       const admission = decision.allowed ? [] : [String(decision.message)];
       const answer = sync(withMember(member, role), namespaces({ "proj-shop": "Active" }), related(), clock("2026-11-30T00:00:00Z"));
@@ -97,8 +96,7 @@ describe("admission: self-service Projects", () => {
   ) =>
     admit(
       policy,
-      { operation, resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject, ...who, authorized, ...(options ? { options } : {}) },
-      paramsOf(policy),
+      { operation, resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject, ...who, authorized, ...(options ? { options } : {}) }
     );
 
   test("a developer creates a Project in which they are an admin, as a User, through a Group, or as a ServiceAccount", () => {
@@ -258,20 +256,23 @@ describe("admission: self-service Projects", () => {
     const administers = [...mayRequest, "agrrh.com/projects/administer"];
 
     test("loses each finalizer only to whoever holds it: Metacontroller's to Metacontroller, the garbage collector's to it, any other to an administer holder", () => {
-      const metacontroller = { username: trusted["metacontroller"] ?? "" };
-      const collector = { username: trusted["garbage-collector"] ?? "" };
-      assert.equal(asked("UPDATE", { object: without(METACONTROLLER_FINALIZER), oldObject: all }, metacontroller).allowed, true);
-      assert.equal(asked("UPDATE", { object: without("foregroundDeletion"), oldObject: all }, collector).allowed, true);
-      assert.equal(asked("UPDATE", { object: without("foregroundDeletion"), oldObject: all }, metacontroller).allowed, false, "Metacontroller takes the collector's");
-      assert.equal(asked("UPDATE", { object: without(METACONTROLLER_FINALIZER), oldObject: all }, collector).allowed, false, "the collector takes Metacontroller's");
-      assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, collector).allowed, false, "the collector takes another's");
+      const metacontroller = trusted["metacontroller"]!;
+      const collector = { username: KUBERNETES_CONTROLLERS.garbageCollector, authorized: [] };
+      // Metacontroller is known by the verb control, the garbage collector by its name.
+      const as = ({ username, authorized }: { username: string; authorized: string[] }) => [{ username }, authorized] as const;
+      assert.equal(asked("UPDATE", { object: without(METACONTROLLER_FINALIZER), oldObject: all }, ...as(metacontroller)).allowed, true);
+      assert.equal(asked("UPDATE", { object: without("foregroundDeletion"), oldObject: all }, ...as(collector)).allowed, true);
+      assert.equal(asked("UPDATE", { object: without("foregroundDeletion"), oldObject: all }, ...as(metacontroller)).allowed, false, "Metacontroller takes the collector's");
+      assert.equal(asked("UPDATE", { object: without(METACONTROLLER_FINALIZER), oldObject: all }, ...as(collector)).allowed, false, "the collector takes Metacontroller's");
+      assert.equal(asked("UPDATE", { object: without(METACONTROLLER_FINALIZER), oldObject: all }, { username: metacontroller.username }).allowed, false, "Metacontroller's name without what RBAC grants it");
+      assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, ...as(collector)).allowed, false, "the collector takes another's");
       assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, { username: "pat" }, administers).allowed, true, "an administer holder");
     });
 
     test("stored before a member rule, it still loses its finalizers: a rule on members never holds a deletion back", () => {
       const ownRobot = { members: [{ kind: "ServiceAccount", namespace: "proj-shop", name: "deployer", role: "admin" }] };
       const before = held([METACONTROLLER_FINALIZER], ownRobot);
-      assert.equal(asked("UPDATE", { object: held([], ownRobot), oldObject: before }, { username: trusted["metacontroller"] ?? "" }).allowed, true);
+      assert.equal(asked("UPDATE", { object: held([], ownRobot), oldObject: before }, { username: trusted["metacontroller"]!.username }, trusted["metacontroller"]!.authorized).allowed, true);
     });
 
     test("cannot be rewritten or held back, not even by its admin members, and the refusal says what may change", () => {
@@ -393,8 +394,7 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
         username,
         authorized,
         namespace: { name: "proj-shop", ...(labels ? { labels } : {}) },
-      },
-      paramsOf(accessPolicy),
+      }
     );
   const everyone = { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" };
 
@@ -428,8 +428,7 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
     const { subjects: _none, ...empty } = binding([]);
     const result = admit(
       accessPolicy,
-      { operation: "CREATE", resource: { group: "rbac.authorization.k8s.io", resource: "rolebindings" }, kind: "RoleBinding", name: "mine", object: empty, username: "dana", namespace: { name: "proj-shop", labels: projectNamespace?.metadata.labels ?? {} } },
-      paramsOf(accessPolicy),
+      { operation: "CREATE", resource: { group: "rbac.authorization.k8s.io", resource: "rolebindings" }, kind: "RoleBinding", name: "mine", object: empty, username: "dana", namespace: { name: "proj-shop", labels: projectNamespace?.metadata.labels ?? {} } }
     );
     assert.equal(result.allowed, true);
   });
@@ -440,7 +439,7 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
   });
 
   test("Metacontroller binds the members, and an administer holder anyone", () => {
-    assert.equal(bind([everyone], { username: trusted["metacontroller"] }).allowed, true);
+    assert.equal(bind([everyone], trusted["metacontroller"]).allowed, true);
     assert.equal(bind([everyone], { username: "pat", authorized: ["agrrh.com/projects/administer"] }).allowed, true);
   });
 
