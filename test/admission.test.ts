@@ -292,8 +292,8 @@ describe("admission: whom the guards trust", () => {
         validations: [{ expression: "false", messageExpression: "'[' + request.namespace + ']'" }],
       },
     };
-    assert.equal(admit(namespaceOf, deleting("", "namespaces", { metadata: { name: "team-x" } }), null).message, "[team-x]");
-    assert.equal(admit(namespaceOf, deleting("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "reader" } }), null).message, "[]");
+    assert.equal(admit(namespaceOf, deleting("", "namespaces", { metadata: { name: "team-x" } })).message, "[team-x]");
+    assert.equal(admit(namespaceOf, deleting("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "reader" } })).message, "[]");
   });
 
   test("Metacontroller is named as its official install runs it, and so are the controller manager's controllers", () => {

@@ -206,10 +206,11 @@ const AUTHORIZER_CHECK =
  * matchExpressions Exists against the labels of the object or the old one
  * (either matching will do), the namespaceSelector's matchExpressions Exists against its
  * Namespace's, matchConditions, variables, then the validations in order,
- * with `params` the object its binding names (required where the policy
- * declares a paramKind: its binding says Deny when none is found).
+ * with `params` one object its binding selects (required where the policy
+ * declares a paramKind; the manifest's one such binding admits when it
+ * selects none, so a caller evaluates each it selects).
  */
-export function admit(policy: any, request: AdmissionRequest, params?: Json | null): { matched: boolean; allowed: boolean; message?: string } {
+export function admit(policy: any, request: AdmissionRequest, params?: Json): { matched: boolean; allowed: boolean; message?: string } {
   const rules: any[] = policy.spec.matchConstraints.resourceRules;
   const ruleMatches = rules.some(
     (rule) =>
@@ -230,7 +231,7 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json | nu
   const selected =
     labelled.some((object) => selects(objectSelector, object.metadata?.labels ?? {})) &&
     (namespaceSelector === undefined || (request.namespace !== undefined && selects(namespaceSelector, request.namespace.labels ?? {})));
-  if (policy.spec.paramKind && params === undefined) throw new Error(`${policy.metadata.name} takes params: pass its binding's, or null for none`);
+  if (policy.spec.paramKind && params === undefined) throw new Error(`${policy.metadata.name} takes params: pass one its binding selects`);
   const authorized = new Set(request.authorized ?? []);
   const check = (group: string, resource: string, name: string | undefined, verb: string) => {
     if (authorized.has(`${group}/${resource}/${verb}`)) return "true";
@@ -263,12 +264,6 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json | nu
     namespaceObject: request.namespace ? { metadata: { labels: {}, ...request.namespace } } : null,
     params: params ?? null,
   };
-  // The API server looks the params up before it evaluates matchConditions
-  // (seen on 1.36: a binding with parameterNotFoundAction Deny refused
-  // objects its conditions would not have matched).
-  if (ruleMatches && selected && policy.spec.paramKind && params === null) {
-    return { matched: true, allowed: false, message: "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction" };
-  }
   const conditionsHold = (policy.spec.matchConditions ?? []).every(
     ({ expression }: { expression: string }) => evaluate(expression, bound) === true,
   );
