@@ -104,12 +104,14 @@ export function limitFor(budget: Budget, groups: readonly string[]): number | un
 
 type BudgetReading = { budget: Budget; problem?: undefined } | { budget?: undefined; problem: Readiness };
 
+// What everyone gets while no ProjectBudget `default` replaces it. Built
+// in, not shipped in k8s.yaml, so that re-applying k8s.yaml never undoes
+// what an admin made of `default`.
+export const BUILT_IN_BUDGET = { projects: 3, contact: DEFAULT_CONTACT } as const;
+
 function readBudgets(found: Record<string, { spec?: unknown }>): BudgetReading {
   const whose = "so Projects that developers create get nothing until a cluster admin";
-  const { [BUDGET.name]: everyone, ...more } = found;
-  if (!everyone) {
-    return { problem: { status: "False", reason: "BudgetNotFound", message: `ProjectBudget ${BUDGET.name} does not exist, ${whose} restores it (docs/budget.md).` } };
-  }
+  const { [BUDGET.name]: everyone = { spec: BUILT_IN_BUDGET }, ...more } = found;
   const defaults = v.safeParse(DefaultBudget, everyone.spec ?? {});
   const others = Object.entries(more).map(([name, { spec }]) => ({ name, read: v.safeParse(MoreBudget, spec ?? {}) }));
   const broken = [{ name: BUDGET.name, read: defaults }, ...others].flatMap(({ name, read }) => (read.success ? [] : [`ProjectBudget ${name} breaks its rules (${whereIn(read.issues)})`]));
@@ -187,7 +189,7 @@ export const budget: Feature<{}, typeof children, typeof related> = {
       { apiVersion: PLACE.apiVersion, resource: PLACE.plural, labelSelector: places },
     ];
   },
-  refusals: ["OverBudget", "BudgetNotFound", "InvalidBudget"],
+  refusals: ["OverBudget", "InvalidBudget"],
   reasons: [],
   plan: ({ project, observed, children, related }) => {
     const me = v.parse(Budgeted, project);

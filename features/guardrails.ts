@@ -311,11 +311,39 @@ function guardrailsAsObserved(namespace: string, children: ObservedGuardrails): 
   });
 }
 
+// The profile every Project gets unless it names another, while no
+// ProjectProfile `default` replaces it: modest limits for a team's
+// development work, Pod Security `baseline` (no privileged pods, no host
+// namespaces or paths), and isolation from other namespaces. Built in, not
+// shipped in k8s.yaml, so that re-applying k8s.yaml never undoes what an
+// admin made of `default`.
+export const BUILT_IN_PROFILE: ProfileSpec = {
+  resourceQuota: {
+    hard: {
+      "requests.cpu": "2",
+      "requests.memory": "4Gi",
+      "limits.cpu": "4",
+      "limits.memory": "8Gi",
+      pods: "20",
+      persistentvolumeclaims: "5",
+      "requests.storage": "20Gi",
+      // Services that open the cluster to the outside are the admins' to give.
+      "services.loadbalancers": "0",
+      "services.nodeports": "0",
+    },
+  },
+  // With limits.cpu and limits.memory in the quota, a container without
+  // limits would be refused; these defaults let it in, counted.
+  limitRange: { defaultRequest: { cpu: "100m", memory: "128Mi" }, default: { cpu: "500m", memory: "512Mi" } },
+  networkPolicy: { allowFromNamespaces: [] },
+  podSecurity: "baseline",
+};
+
 type ProfileReading = { spec: ProfileSpec; problem?: undefined } | { spec?: undefined; problem: Readiness };
 
 /** The profile's spec, or why it cannot be read, saying what becomes of the Namespace (`undefined` where there is none yet). */
 function readProfile(profileName: string, related: RelatedProfiles, namespace: string | undefined): ProfileReading {
-  const found = related[PROFILES]?.[profileName];
+  const found = related[PROFILES]?.[profileName] ?? (profileName === DEFAULT_PROFILE ? { spec: BUILT_IN_PROFILE } : undefined);
   const keeping = namespace
     ? `Namespace ${namespace} keeps the guardrails it has, and is otherwise left as it is`
     : "no Namespace is created without guardrails";

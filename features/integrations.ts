@@ -416,7 +416,8 @@ type Read = { declared: Integration[]; supplied: Record<string, Supplied>; membe
 
 /** What the profile declares and the Project supplies, checked against each other; or, where that cannot be read, why not. */
 function read(spec: { profile?: string | null; members?: unknown[] | null; integrations?: unknown }, related: { [PROFILES]?: Record<string, { spec?: unknown }> }, project: string): Read | { problem?: Readiness } {
-  const profile = related[PROFILES]?.[profileNameOf(spec)];
+  // The built-in default profile, while no ProjectProfile replaces it, declares none.
+  const profile = related[PROFILES]?.[profileNameOf(spec)] ?? (profileNameOf(spec) === DEFAULT_PROFILE ? { spec: {} } : undefined);
   // A profile that is missing is the guardrails' to report.
   if (!profile) return {};
   const declared = v.safeParse(Integrations, (profile.spec as { integrations?: unknown } | null | undefined)?.integrations ?? []);

@@ -9,6 +9,7 @@ import { API_VERSION, GROUP, PARENT, sync, type Project, type SyncResponse } fro
 import {
   BUDGET,
   BUDGETS,
+  BUILT_IN_BUDGET,
   MAX_PROJECTS,
   PLACE,
   PLACES,
@@ -97,14 +98,16 @@ const updating = (oldObject: unknown, object: unknown, who: Partial<AdmissionReq
 
 // k8s.yaml spells the same names for the cluster: a field the CRDs do not
 // keep is pruned, a key the policies do not write is never read.
+/** The built-in budget, as an admin would write it as ProjectBudget default. */
+const builtInBudget = { apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: BUDGET.name }, spec: { ...BUILT_IN_BUDGET } };
+
 describe("admission: the budget's names", () => {
-  test("the two CRDs spell the feature's kinds, cluster-scoped in sync.ts's group and version, as does ProjectBudget default", () => {
+  test("the two CRDs spell the feature's kinds, cluster-scoped in sync.ts's group and version", () => {
     assertCrdSpells(budgetCrd, { ...BUDGET, singular: "projectbudget" });
     assertCrdSpells(placeCrd, { ...PLACE, singular: "projectplace" });
     assert.equal(budgetCrd.spec.scope, "Cluster");
     assert.equal(placeCrd.spec.scope, "Cluster");
-    const budget = find(BUDGET.kind, BUDGET.name);
-    assert.equal(`${budget.kind}.${budget.apiVersion}`, BUDGETS);
+    assert.equal(`${budgetCrd.spec.names.kind}.${budgetCrd.spec.group}/${budgetCrd.spec.versions[0].name}`, BUDGETS);
     assert.equal(`${placeCrd.spec.names.kind}.${placeCrd.spec.group}/${placeCrd.spec.versions[0].name}`, PLACES);
   });
 
@@ -333,8 +336,12 @@ describe("admission: ProjectBudgets", () => {
     assert.equal(budgetSchema.properties.spec.properties.groups.items.properties.projects.maximum, MAX_PROJECTS);
   });
 
-  test("k8s.yaml's ProjectBudget default follows the rules", () => {
-    assert.deepEqual(schemaErrors(budgetSchema, find(BUDGET.kind, BUDGET.name)), []);
+  test("the built-in budget follows the rules, written as ProjectBudget default", () => {
+    assert.deepEqual(schemaErrors(budgetSchema, builtInBudget), []);
+  });
+
+  test("k8s.yaml ships no ProjectBudget, so that re-applying it never undoes an admin's", () => {
+    assert.deepEqual(objects.filter((object) => object.kind === BUDGET.kind), []);
   });
 });
 
@@ -368,9 +375,9 @@ describe("admission: the budget is kept from a stray delete", () => {
   const protection = policyNamed("budget-protection");
   const budgetDelete = (group: string, resource: string, object: any, options?: Parameters<typeof deleting>[3]) => admit(protection, deleting(group, resource, object, options));
   const kept = [
-    { what: "the budget CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: budgetCrd, says: /^Deleting CustomResourceDefinition projectbudgets\.agrrh\.com leaves every Project a developer creates from then on without a Namespace \(BudgetNotFound\); those that have one keep it\./, command: `kubectl annotate crd ${budgetCrd.metadata.name} ` },
+    { what: "the budget CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: budgetCrd, says: /^Deleting CustomResourceDefinition projectbudgets\.agrrh\.com deletes every ProjectBudget an admin wrote, ProjectBudget default included\./, command: `kubectl annotate crd ${budgetCrd.metadata.name} ` },
     { what: "the places' CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: placeCrd, says: /^Deleting CustomResourceDefinition projectplaces\.agrrh\.com deletes every place in every budget: Projects that have a Namespace keep it and take their places again, and new ones may get in beyond the budget until they have/, command: `kubectl annotate crd ${placeCrd.metadata.name} ` },
-    { what: "ProjectBudget default", group: GROUP, resource: BUDGET.plural, object: find(BUDGET.kind, BUDGET.name), says: /^Deleting ProjectBudget default leaves every Project a developer creates from then on without a Namespace \(BudgetNotFound\); those that have one keep it/, command: "kubectl annotate projectbudget default " },
+    { what: "ProjectBudget default", group: GROUP, resource: BUDGET.plural, object: builtInBudget, says: /^Deleting ProjectBudget default gives everyone the built-in budget again \(docs\/budget\.md\): new Projects beyond it get no Namespace; those that have one keep it/, command: "kubectl annotate projectbudget default " },
     { what: "another ProjectBudget", group: GROUP, resource: BUDGET.plural, object: { metadata: { name: "team-leads" } }, says: /^Deleting ProjectBudget team-leads takes its groups back to the budget the others give them/, command: "kubectl annotate projectbudget team-leads " },
   ];
   for (const { what, group, resource, object, says, command } of kept) {

@@ -24,6 +24,7 @@ import {
 import {
   BUDGET,
   BUDGETS,
+  BUILT_IN_BUDGET,
   DEFAULT_CONTACT,
   MAX_PROJECTS,
   PLACE,
@@ -158,7 +159,7 @@ describe("budget: the names", () => {
   });
 
   test("the feature's refusals are its own, and it adds no reason", () => {
-    assert.deepEqual(budgetFeature.refusals, ["OverBudget", "BudgetNotFound", "InvalidBudget"]);
+    assert.deepEqual(budgetFeature.refusals, ["OverBudget", "InvalidBudget"]);
     assert.deepEqual(budgetFeature.reasons, []);
   });
 
@@ -547,28 +548,29 @@ describe("budget: never lose", () => {
   });
 });
 
+// Without ProjectBudget default, everyone gets the built-in budget: k8s.yaml
+// ships none, so that re-applying it never undoes an admin's.
+describe("budget: the built-in default", () => {
+  test("without ProjectBudget default a developer may hold the built-in 3, and is sent to a cluster admin", () => {
+    const answer = syncOf(theirs("dana-4"), { budgets: {}, others: held(1, 2, 3) });
+    assert.deepEqual(placesIn(answer), []);
+    assert.equal(asksNamespace(answer), false);
+    assert.equal(ready(answer).reason, "OverBudget");
+    assert.match(ready(answer).message, new RegExp(`may hold ${BUILT_IN_BUDGET.projects} \\(ProjectBudget default\\).* ask ${BUILT_IN_BUDGET.contact.replace(/[()]/g, "\\$&")} for a larger budget\\.$`));
+    assert.deepEqual(placesIn(syncOf(theirs("dana-3"), { budgets: {}, others: held(1, 2) })), [placeOf(3, "dana-3")]);
+  });
+
+  test("a group's ProjectBudget adds to the built-in default as to ProjectBudget default", () => {
+    const leads = { leads: { groups: [{ group: "developers", projects: 5 }] } };
+    assert.deepEqual(placesIn(syncOf(theirs("dana-5"), { budgets: leads, others: held(1, 2, 3, 4) })), [placeOf(5, "dana-5")]);
+  });
+});
+
 // A budget that cannot be read fails closed for what is new, and takes
 // nothing from what exists: a place given up while the budget was briefly
 // gone would go to another.
 describe("budget: a budget that cannot be read", () => {
   const broken = { [BUDGET.name]: { projects: 3 }, broken: { groups: [{ group: "leads", projects: 2, unlimited: true }] } };
-  const notFound = "ProjectBudget default does not exist, so Projects that developers create get nothing until a cluster admin restores it (docs/budget.md).";
-
-  test("without ProjectBudget default a new Project gets nothing, BudgetNotFound, and names no Namespace", () => {
-    const answer = syncOf(theirs("dana-1"), { budgets: {} });
-    assert.deepEqual(placesIn(answer), []);
-    assert.equal(asksNamespace(answer), false);
-    assert.deepEqual(verdict(answer), { status: "False", reason: "BudgetNotFound", message: notFound });
-    assert.equal("namespace" in answer.status, false);
-  });
-
-  test("BudgetNotFound: a Project without a Namespace keeps its place, written whole (Metacontroller's merge strips what is left out), and asks for nothing in the Namespace", () => {
-    const answer = syncOf(theirs("dana-3"), { budgets: {}, own: [placeOf(3, "dana-3"), spentOf(3, 3)], others: held(1, 2) });
-    assert.deepEqual(placesIn(answer), [placeOf(3, "dana-3")], "the place whole; the spent one, which counts on a budget read, goes");
-    assert.equal(asksNamespace(answer), false);
-    assert.deepEqual(insideNamespace(answer, "dana-3"), []);
-    assert.equal(ready(answer).reason, "BudgetNotFound");
-  });
 
   test("InvalidBudget names the ProjectBudget and the rule it breaks, keeps own places, and asks for nothing new", () => {
     const answer = syncOf(theirs("dana-3"), { budgets: broken, own: [placeOf(3, "dana-3")], others: held(1, 2) });
@@ -582,13 +584,12 @@ describe("budget: a budget that cannot be read", () => {
     assert.deepEqual(placesIn(syncOf(theirs("dana-1"), { budgets: broken })), []);
   });
 
-  test("a Project with a Namespace keeps everything while the budget is missing or broken, its place too", () => {
-    for (const budgets of [{}, broken]) {
+  test("a Project with a Namespace keeps everything while the budget is broken, its place too", () => {
+    for (const budgets of [broken]) {
       const answer = syncOf(theirs("dana-3"), { budgets, own: [placeOf(3, "dana-3")], others: held(1, 2), withNamespace: true });
       assert.equal(namespaceIn(answer)?.metadata.name, "proj-dana-3");
       assert.ok(answer.children.some((child) => child.kind === "RoleBinding"), "its members' access");
       assert.deepEqual(placesIn(answer).map((place) => place.metadata.name), [`${hashOf(DANA)}-3`]);
-      assert.notEqual(ready(answer).reason, "BudgetNotFound");
       assert.notEqual(ready(answer).reason, "InvalidBudget");
     }
   });
@@ -603,7 +604,7 @@ describe("budget: a budget that cannot be read", () => {
   });
 
   test("while the budget cannot be read, status.budget gives no limit, and Ready says why: the CRD says a limit is absent when unlimited or unknown", () => {
-    const answer = syncOf(theirs("dana-1"), { budgets: {} });
+    const answer = syncOf(theirs("dana-1"), { budgets: broken });
     assert.equal("limit" in (answer.status["budget"] as object), false);
     assert.match(readManifest().find("CustomResourceDefinition", "projects.agrrh.com").spec.versions[0].schema.openAPIV3Schema.properties.status.properties.budget.properties.limit.description, /absent when unlimited, or while the budget cannot be read/);
   });

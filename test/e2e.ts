@@ -31,11 +31,11 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, stringify } from "yaml";
 import { API_VERSION, GROUP, PARENT, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
-import { DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
+import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
-import { BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, requesterHash } from "../features/budget.ts"; // feature: budget
+import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, requesterHash } from "../features/budget.ts"; // feature: budget
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -378,7 +378,9 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(await annotation("description"), "Created by test/e2e.ts");
       assert.equal(await annotation("license"), "MIT");
       // feature: guardrails
-      const { spec } = JSON.parse(await must(["get", PROFILE.plural, DEFAULT_PROFILE, "-o", "json"]));
+      // An admin's ProjectProfile default where there is one, else the built-in.
+      const written = await kubectl(["get", PROFILE.plural, DEFAULT_PROFILE, "-o", "json"]);
+      const spec = written.ok ? JSON.parse(written.stdout).spec : BUILT_IN_PROFILE;
       const label = await must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.labels.${POD_SECURITY_LABEL.replaceAll(".", "\\.")}}`]);
       assert.equal(label, spec.podSecurity ?? "");
       if (spec.resourceQuota) {
@@ -901,7 +903,6 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const adminsWrote: [resource: string, name: string][] = [
         ...projects.map((name): [string, string] => [PARENT.singular, name]),
         [PROFILE.plural, RUN_PROFILE], // feature: guardrails
-        [PROFILE.plural, DEFAULT_PROFILE], // feature: guardrails
       ];
       const before = await Promise.all(adminsWrote.map(([resource, name]) => uid(resource, name)));
       const yaml = manifest.map((object) => stringify(object)).join("---\n");
@@ -912,7 +913,6 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         const keptByGuards = [
           `customresourcedefinitions.apiextensions.k8s.io "${CRDS.parent}"`,
           `customresourcedefinitions.apiextensions.k8s.io "${CRDS.profile}"`, // feature: guardrails
-          `${PROFILE.plural}.${GROUP} "${DEFAULT_PROFILE}"`, // feature: guardrails
           `namespaces "${INSTALL_NAMESPACE}"`,
           `clusterroles.rbac.authorization.k8s.io "${TRUSTED_CONTROLLERS}"`,
           `clusterrolebindings.rbac.authorization.k8s.io "${TRUSTED_CONTROLLERS}"`,
@@ -1309,7 +1309,9 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       if (result.ok) created.push(object);
       return result;
     };
-    const everyoneGets = Number(await must(["get", BUDGET.kind.toLowerCase(), BUDGET.name, "-o", "jsonpath={.spec.projects}"]));
+    // An admin's ProjectBudget default where there is one, else the built-in.
+    const everyoneWrote = await kubectl(["get", BUDGET.kind.toLowerCase(), BUDGET.name, "-o", "jsonpath={.spec.projects}"]);
+    const everyoneGets = everyoneWrote.ok ? Number(everyoneWrote.stdout) : BUILT_IN_BUDGET.projects;
     if (!(everyoneGets <= 5)) skip(`ProjectBudget ${BUDGET.name} gives everyone ${everyoneGets} Projects: the budget steps create more than that`);
     const SPENDERS_GET = everyoneGets + 1;
     const LEADS_GET = everyoneGets + 3;
@@ -1345,7 +1347,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.deepEqual(places.filter((each) => each.project).map((each) => each.place).sort(), Array.from({ length: SPENDERS_GET }, (_, n) => n + 1), "places 1 to the budget");
       assert.deepEqual(places.filter((each) => !each.project).map((each) => [each.held, each.limit]), [[SPENDERS_GET, SPENDERS_GET]], "the one that says all are taken");
       for (const over of held.filter((each) => each.reason === "OverBudget")) {
-        assert.match(over.message ?? "", new RegExp(`^${SPENDER} holds ${SPENDERS_GET} Projects and may hold ${SPENDERS_GET} \\(ProjectBudget ${BUDGET.name}\\), so Project ${over.name} gets no Namespace, and so no access and no integrations: its members may only read it\\..* or ask ${over.budget?.contact} for a larger budget\\.$`));
+        assert.match(over.message ?? "", new RegExp(`^${SPENDER} holds ${SPENDERS_GET} Projects and may hold ${SPENDERS_GET} \\(ProjectBudget ${BUDGET.name}\\), so Project ${over.name} gets no Namespace, and so no access and no integrations: its members may only read it\\..* or ask ${(over.budget?.contact ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} for a larger budget\\.$`));
         assert.equal(await madeFor(over.uid), "", `${over.name} got something`);
       }
       log(`     (${refusedAtCreate.length} of the ten refused at create; places went to ${working.join(", ")})`);
@@ -1447,13 +1449,45 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
     // end feature: budget
 
+    // An upgrade is applying k8s.yaml again, and it must leave what an admin
+    // configured as they wrote it: k8s.yaml holds none of it. The run made
+    // its install by create, so the first apply takes it over (kubectl then
+    // records what it applied), and the second must find nothing to change.
+    if (!installed) {
+      await step("51. k8s.yaml applied twice over an admin's default profile and budget, as an upgrade does: both exit 0, the second changes nothing, and the admin's settings hold", async () => {
+        const yaml = manifest.map((object) => stringify(object)).join("---\n");
+        // feature: guardrails
+        const pods = String(Number(BUILT_IN_PROFILE.resourceQuota?.hard["pods"] ?? 0) + 11);
+        await create({ apiVersion: PROFILE.apiVersion, kind: PROFILE.kind, metadata: { name: DEFAULT_PROFILE }, spec: { ...BUILT_IN_PROFILE, resourceQuota: { hard: { ...BUILT_IN_PROFILE.resourceQuota?.hard, pods } } } });
+        // end feature: guardrails
+        // feature: budget
+        const projects = String(BUILT_IN_BUDGET.projects + 1);
+        await create({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: BUDGET.name }, spec: { projects: Number(projects), contact: `the e2e run ${RUN}` } });
+        // end feature: budget
+        await must(["apply", "-f", "-"], yaml);
+        const again = await must(["apply", "-f", "-"], yaml);
+        assert.deepEqual(again.split("\n").filter((line) => line !== "" && !line.endsWith(" unchanged")), [], "the second apply changed something");
+        const upgraded = project(`e2e-${RUN}-upgraded`, "MIT");
+        await create(upgraded);
+        await waitForReady(upgraded.metadata.name);
+        // feature: guardrails
+        assert.equal(await must(["get", PROFILE.plural, DEFAULT_PROFILE, "-o", "jsonpath={.spec.resourceQuota.hard.pods}"]), pods);
+        const quota = ["get", "resourcequota", GUARDRAIL_NAMES.ResourceQuota, "-n", namespaceNameFor(upgraded.metadata.name), "-o", "jsonpath={.spec.hard.pods}"];
+        await eventually(`a new Project's quota holds the admin's ${pods} pods`, async () => (await kubectl(quota)).stdout === pods);
+        // end feature: guardrails
+        // feature: budget
+        assert.equal(await must(["get", BUDGET.kind.toLowerCase(), BUDGET.name, "-o", "jsonpath={.spec.projects}"]), projects);
+        // end feature: budget
+      });
+    }
+
     // An admin who uninstalls and installs again, on the same API server:
     // every guard must enforce the new install at once. (While the guards
     // read a ConfigMap as their params, 1.36 refused every guarded write
     // after this until the API server restarted.) Only an install this run
     // made is taken down, with everything the run made.
     if (!installed) {
-      await step("51. uninstalled and installed again, twice, on the same API server: each time a new Project gets Ready", async () => {
+      await step("52. uninstalled and installed again, twice, on the same API server: each time a new Project gets Ready", async () => {
         for (const round of [1, 2]) {
           const started = Date.now();
           for (const object of [...created].reverse()) {

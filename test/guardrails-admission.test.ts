@@ -4,19 +4,23 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import * as v from "valibot";
 import { API_VERSION, GROUP } from "../sync.ts";
-import { COUNTED_RESOURCES, DEFAULT_PROFILE, MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, POD_SECURITY_LEVELS, PROFILE, PROFILE_RULES, ProfileSpec, QUALIFIED_QUOTA_RESOURCE, QUANTITY, QUOTA_RESOURCES, compareQuantities, profileNameOf } from "../features/guardrails.ts";
+import { BUILT_IN_PROFILE, COUNTED_RESOURCES, DEFAULT_PROFILE, MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, POD_SECURITY_LEVELS, PROFILE, PROFILE_RULES, ProfileSpec, QUALIFIED_QUOTA_RESOURCE, QUANTITY, QUOTA_RESOURCES, compareQuantities, profileNameOf } from "../features/guardrails.ts";
 import { annotatedAsTold, assertBoundToDeny, assertJudgedAlike, crd, deleting, find, objects, policyNamed, projectSchema } from "./admission.ts";
 import { admit, schemaErrors } from "./cel.ts";
 import { PROFILE_CASES } from "./guardrails-cases.ts";
 import { assertCrdSpells } from "./manifest.ts";
 
 const profileCrd = find("CustomResourceDefinition", `${PROFILE.plural}.${GROUP}`);
-const defaultProfile = find(PROFILE.kind, DEFAULT_PROFILE);
+/** The built-in default profile, as an admin would write it as ProjectProfile default. */
+const defaultProfile = { apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name: DEFAULT_PROFILE }, spec: BUILT_IN_PROFILE };
 
 describe("admission: the profile's names", () => {
-  test("the profile's CRD spells the group, version and names of sync.ts, as does the default profile", () => {
+  test("the profile's CRD spells the group, version and names of sync.ts", () => {
     assertCrdSpells(profileCrd, PROFILE);
-    assert.equal(defaultProfile.apiVersion, API_VERSION);
+  });
+
+  test("k8s.yaml ships no ProjectProfile, so that re-applying it never undoes an admin's", () => {
+    assert.deepEqual(objects.filter((object) => object.kind === PROFILE.kind), []);
   });
 });
 
@@ -66,12 +70,13 @@ describe("admission: profiles are admitted by the rules sync applies", () => {
   });
 
   test("the default profile's quota counts what its default limits let in: with limits in the quota, a container stating none still fits", () => {
-    const { resourceQuota, limitRange } = defaultProfile.spec;
+    const hard = defaultProfile.spec.resourceQuota?.hard ?? {};
+    const { default: limits = {}, defaultRequest = {} } = defaultProfile.spec.limitRange ?? {};
     for (const resource of ["cpu", "memory"]) {
-      if (!(`limits.${resource}` in resourceQuota.hard)) continue;
-      assert.ok(limitRange.default[resource], `a default ${resource} limit`);
-      assert.ok(compareQuantities(limitRange.default[resource], resourceQuota.hard[`limits.${resource}`]) <= 0, resource);
-      assert.ok(compareQuantities(limitRange.defaultRequest[resource], resourceQuota.hard[`requests.${resource}`]) <= 0, resource);
+      if (!(`limits.${resource}` in hard)) continue;
+      assert.ok(limits[resource], `a default ${resource} limit`);
+      assert.ok(compareQuantities(limits[resource]!, hard[`limits.${resource}`]!) <= 0, resource);
+      assert.ok(compareQuantities(defaultRequest[resource]!, hard[`requests.${resource}`]!) <= 0, resource);
     }
   });
 });
@@ -81,7 +86,8 @@ describe("admission: a stray delete keeps the profiles", () => {
   const profilePolicy = policyNamed("profile-protection");
   const profileDelete = (group: string, resource: string, object: any, options?: Parameters<typeof deleting>[3]) => admit(profilePolicy, deleting(group, resource, object, options));
   const kept = [
-    { what: "the profile CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: profileCrd, says: /deletes every ProjectProfile: every Project then says ProfileNotFound/, command: `kubectl annotate crd ${profileCrd.metadata.name} ` },
+    { what: "the profile CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: profileCrd, says: /^Deleting CustomResourceDefinition projectprofiles\.agrrh\.com deletes every ProjectProfile an admin wrote, ProjectProfile default included\./, command: `kubectl annotate crd ${profileCrd.metadata.name} ` },
+    { what: "ProjectProfile default", group: GROUP, resource: PROFILE.plural, object: defaultProfile, says: /^Deleting ProjectProfile default gives every Project that names no other profile the built-in default's guardrails instead of these/, command: "kubectl annotate projectprofile default " },
     { what: "a ProjectProfile", group: GROUP, resource: PROFILE.plural, object: { ...defaultProfile, metadata: { name: "large" } }, says: /^Deleting ProjectProfile large leaves every Project that names it ProfileNotFound: their Namespaces keep the guardrails they have/, command: "kubectl annotate projectprofile large " },
   ];
   for (const { what, group, resource, object, says, command } of kept) {

@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { API_VERSION, NAMESPACES, PROJECT_LABEL, customize, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
 import {
+  BUILT_IN_PROFILE,
+  DEFAULT_PROFILE,
   LIMIT_RANGES,
   NETWORK_POLICIES,
   POD_SECURITY_LABEL,
@@ -253,11 +255,13 @@ describe("guardrails from the Project's profile", () => {
   });
 
   test("while its profile is missing, a Project keeps its guardrails and Pod Security label exactly as observed", () => {
-    const observed = applied(sync(shop({ members: dana }), applied(sync(shop({ members: dana }), active(), profiles(), at)), profiles(), at));
+    const onLarge = { members: dana, profile: "large" };
+    const large = related({}, { large: team });
+    const observed = applied(sync(shop(onLarge), applied(sync(shop(onLarge), active(), large, at)), large, at));
     (observed[RESOURCE_QUOTAS]!["proj-shop/project-quota"]!["spec"] as any).hard.pods = "7";
-    const answer = sync(shop({ members: dana, description: "changed" }), observed, related({}, {}), at);
+    const answer = sync(shop({ ...onLarge, description: "changed" }), observed, related({}, {}), at);
     assert.equal(ready(answer).reason, "ProfileNotFound");
-    assert.match(ready(answer).message, /^ProjectProfile default does not exist, so Namespace proj-shop keeps the guardrails it has/);
+    assert.match(ready(answer).message, /^ProjectProfile large does not exist, so Namespace proj-shop keeps the guardrails it has/);
     assert.deepEqual(namespaceIn(answer)?.metadata, {
       name: "proj-shop",
       labels: { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline" },
@@ -266,7 +270,15 @@ describe("guardrails from the Project's profile", () => {
     assert.equal(quotaIn(answer)?.spec.hard["pods"], "7", "as observed, not as any profile says");
     assert.deepEqual(kinds(answer).slice(1, 4), ["ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
     assert.deepEqual(roleBindingsIn(answer).map((binding) => binding.metadata.name), ["project-admin-users"], "access is not the profile's"); // feature: members
-    assert.equal(answer.status.profile, "default", "the profile the guardrails came from");
+    assert.equal(answer.status.profile, "large", "the profile the guardrails came from");
+  });
+
+  test("without ProjectProfile default, a Project that names no profile gets the built-in default's guardrails", () => {
+    const answer = sync(shop(), active(), related({}, {}), at);
+    assert.deepEqual(quotaIn(answer)?.spec, BUILT_IN_PROFILE.resourceQuota);
+    assert.equal(namespaceIn(answer)?.metadata.labels[POD_SECURITY_LABEL], BUILT_IN_PROFILE.podSecurity);
+    assert.equal(answer.status.profile, DEFAULT_PROFILE);
+    assert.equal(ready(sync(shop({ profile: "large" }), active(), related({}, {}), at)).reason, "ProfileNotFound", "a profile named, and missing, is not replaced");
   });
 
   test("a profile that breaks its rules is reported with where and why, and the guardrails are kept", () => {

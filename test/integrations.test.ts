@@ -38,7 +38,7 @@ const integration = (name: string, extra: Record<string, unknown> = {}) => ({
 /** The article's three: a repository and a tracker, independent, and a runner after the repository. */
 const THREE = [integration("repository", { parameters: ["visibility"], teardown: true, members: true }), integration("tracker", { teardown: true }), integration("runner", { after: ["repository"], teardown: true, handsOverSecret: true })];
 
-const profiled = (integrations: unknown[] = THREE) => related({}, { [DEFAULT_PROFILE]: { integrations } });
+const profiled = (integrations: unknown[] = THREE, profile = DEFAULT_PROFILE) => related({}, { [profile]: { integrations } });
 // A Project that was Ready once, so that what it waits for is told in detail.
 const shop = (spec: Record<string, unknown> = {}, extra: { status?: any } = {}): Project => {
   const made = project(PROJECT, { spec: { integrations: { repository: { parameters: { visibility: "internal" } } }, ...spec }, status: SETTLED, ...extra });
@@ -100,7 +100,7 @@ function observed(children: ObservedChildren, jobs: [Job, Outcome][], extra: Chi
 function settled(spec: Record<string, unknown> = {}, integrations: unknown[] = THREE) {
   let children = active();
   for (let round = 0; round < 5; round++) {
-    const answer = syncWritten(shop(spec), children, profiled(integrations), at);
+    const answer = syncWritten(shop(spec), children, profiled(integrations, (spec["profile"] as string | undefined) ?? DEFAULT_PROFILE), at);
     children = observed(active(), jobsIn(answer).map((job) => [job, "complete"]), answer.children.filter((child) => child.kind !== "Job" && child.kind !== "Namespace"));
   }
   return children;
@@ -378,9 +378,17 @@ describe("integrations: what a profile declares and a Project supplies", () => {
     assert.deepEqual(jobsIn(answer).map((job) => job.metadata.name).sort(), Object.keys(children[JOBS]!).map((key) => key.split("/")[1]).sort());
   });
 
+  test("without ProjectProfile default, the built-in default declares none: nothing runs, and a Project that supplies one is told so", () => {
+    const plain = project(PROJECT, { spec: {} });
+    assert.deepEqual(jobsIn(syncWritten(plain, active(), related({}, {}), at)), []);
+    const answer = syncWritten(shop(), active(), related({}, {}), at);
+    assert.equal(verdict(answer).reason, "InvalidIntegrations");
+    assert.match(verdict(answer).message, /spec\.integrations\.repository: profile default has no such integration/);
+  });
+
   test("while the profile is missing, every observed Job stays, with the ConfigMap they read as it is, and the guardrails say why", () => {
-    const children = settled();
-    const answer = syncWritten(shop(), children, related({}, {}), at);
+    const children = settled({ profile: "team" });
+    const answer = syncWritten(shop({ profile: "team" }), children, related({}, {}), at);
     assert.equal(jobsIn(answer).length, 3);
     assert.equal(verdict(answer).reason, "ProfileNotFound");
     const observedInputs = Object.values(children["ConfigMap.v1"] ?? {}).map((map: any) => map.data);

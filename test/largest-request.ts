@@ -35,9 +35,9 @@
 // limit for larger ones.
 import { readFileSync, writeFileSync } from "node:fs";
 import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, finalize, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
-import { DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
+import { BUILT_IN_PROFILE, DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
 import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
-import { BUDGET, BUDGETS, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SPENT_LABEL, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
+import { BUDGET, BUDGETS, BUILT_IN_BUDGET, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SPENT_LABEL, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
 import { INTEGRATION_NAME_MAX_LENGTH, JOBS, OUTPUTS_ANNOTATION, PARAMETERS_MAX_CHARACTERS, REPORT_MAX_CHARACTERS } from "../features/integrations.ts"; // feature: integrations
 import { GROUP_OF_KIND } from "./helpers.ts";
 import { CLIENT_SIDE_APPLY_ANNOTATION, goJson, readManifest } from "./manifest.ts";
@@ -223,12 +223,13 @@ export function largestLegalRequest() {
   const parent = largestProject();
   const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };
   // feature: guardrails
-  const profile = structuredClone(find(PROFILE.kind, DEFAULT_PROFILE));
+  // The built-in default as an admin would apply it, with the most integrations.
+  const profile: any = { apiVersion: PROFILE.apiVersion, kind: PROFILE.kind, metadata: { name: DEFAULT_PROFILE }, spec: structuredClone(BUILT_IN_PROFILE) };
   profile.spec.integrations = MOST_INTEGRATIONS; // feature: integrations
   related[PROFILES] = { [DEFAULT_PROFILE]: appliedByKubectl(profile) };
   // end feature: guardrails
   // feature: budget
-  related[BUDGETS] = { [BUDGET.name]: appliedByKubectl(find(BUDGET.kind, BUDGET.name)) };
+  related[BUDGETS] = { [BUDGET.name]: appliedByKubectl({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: BUDGET.name }, spec: BUILT_IN_BUDGET }) };
   related[PLACES] = largestPlaces(parent.metadata.annotations[REQUESTER_ANNOTATION]);
   // end feature: budget
   // Until the answer no longer changes: each round is what Metacontroller
