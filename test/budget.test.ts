@@ -660,7 +660,7 @@ describe("budget: a real request", () => {
     assert.deepEqual(answer.status, request.parent.status);
     const requester = (request.parent.metadata["annotations"] as Record<string, string>)[REQUESTER_ANNOTATION];
     assert.equal(requester, DANA);
-    assert.deepEqual(budgetStatusOf(answer), { requester: DANA, limit: 3, contact: CONTACT });
+    assert.deepEqual(budgetStatusOf(answer), { requester: DANA, limit: BUILT_IN_BUDGET.projects, contact: BUILT_IN_BUDGET.contact }, "the built-in budget, as the cluster had no ProjectBudget default");
     assert.deepEqual(placesIn(answer), [placeOf(1, request.parent.metadata.name)]);
     assert.deepEqual(Object.keys(request.related[PLACES] ?? {}), Object.keys(request.children[PLACES] ?? {}), "its own place is among its requester's");
     const kindsObserved = Object.entries(request.children).flatMap(([group, objects]) => Object.keys(objects).map(() => group.slice(0, group.indexOf("."))));
