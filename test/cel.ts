@@ -127,8 +127,10 @@ export function schemaErrors(schema: any, value: unknown, path = "self"): string
       }
       // kubectl asks for strict field validation: a field the schema does
       // not declare is refused, not pruned. Every object may carry the three
-      // the API server itself reads at the top.
-      if (schema.properties && !schema.additionalProperties && !schema["x-kubernetes-preserve-unknown-fields"]) {
+      // the API server itself reads at the top; its metadata is the API
+      // server's own, whatever a CRD declares of it (only name's rules).
+      const isMetadata = path === "self.metadata";
+      if (schema.properties && !schema.additionalProperties && !schema["x-kubernetes-preserve-unknown-fields"] && !isMetadata) {
         const everywhere = path === "self" ? ["apiVersion", "kind", "metadata"] : [];
         for (const key of Object.keys(value)) if (!(key in schema.properties) && !everywhere.includes(key)) fail(`unknown field "${key}"`);
       }

@@ -537,12 +537,12 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
     // end feature: members
 
-    await step("12. a Project whose name cannot become a Namespace is refused at admission", async () => {
+    await step("12. a Project whose name cannot become a Namespace is refused at admission, the refusal naming metadata.name", async () => {
       const invalid = project(`${PROJECT}.invalid`, "MIT");
       const refused = await kubectl(["create", "-f", "-"], stringify(invalid));
       if (refused.ok) created.push(invalid);
       assert.equal(refused.ok, false, `${invalid.metadata.name} was admitted`);
-      assert.ok(refused.stderr.includes(PROJECT_NAME_RULE), refused.stderr);
+      assert.ok(refused.stderr.includes(`metadata.name: Invalid value: ${PROJECT_NAME_RULE}`), refused.stderr);
     });
 
     const taken: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(CONFLICTING) } };
