@@ -234,14 +234,16 @@ const serviceAccountFor = (namespace: string): Child => ({ apiVersion: "v1", kin
 
 // Its Jobs' inputs, in two ConfigMaps beside them whose keys their env
 // reads: what the Project declares, named after its Namespace, and what its
-// integrations reported, with `-reports` after it. A Job is sized by the
+// integrations reported, with `.reports` after it: a dot, which no
+// Namespace name holds, so that it is never another Project's inputs
+// (`proj-shop-reports` is Project shop-reports'). A Job is sized by the
 // profile alone; what the Project's members write, and what its programs
 // report, come once per Project, and each ConfigMap, Metacontroller's copy
 // of it included, stays within the 256 KiB of annotations an object may
 // carry (largest-request.test.ts). The kubelet reads the values when a Pod
 // starts, and a new Job is asked for only once they are as sync asks.
 export const INPUT_KEYS = { members: "members", reports: "reports", parameters: (integration: string) => `parameters.${integration}` } as const;
-export const reportsNameFor = (namespace: string) => `${namespace}-reports`;
+export const reportsNameFor = (namespace: string) => `${namespace}.reports`;
 type ConfigMap = Child & { data: Record<string, string> };
 const configMap = (name: string, data: Record<string, string>): ConfigMap => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: INTEGRATIONS_NAMESPACE }, data });
 function inputsFor(namespace: string, read: Read, reports: Reports): ConfigMap[] {

@@ -2,7 +2,7 @@
 // in order, with status, retries and teardown.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, GROUP, NAMESPACES as NAMESPACE_GROUP, PROJECT_LABEL, finalize, sync, type Child, type ObservedChildren, type Project, type RelatedObjects, type SyncResponse } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACES as NAMESPACE_GROUP, PROJECT_LABEL, finalize, namespaceNameFor, sync, type Child, type ObservedChildren, type Project, type RelatedObjects, type SyncResponse } from "../sync.ts";
 import { DEFAULT_PROFILE as GUARDRAILS_DEFAULT_PROFILE, PROFILE, PROFILES as GUARDRAILS_PROFILES } from "../features/guardrails.ts";
 import {
   CONTAINER,
@@ -170,16 +170,23 @@ describe("integrations: in order, one Job each", () => {
     for (const name of ["repository", "tracker"]) assert.deepEqual(withoutName(jobFor(large, name)), withoutName(jobFor(small, name)), name);
     assert.notEqual(jobFor(large, "repository").metadata.name, jobFor(small, "repository").metadata.name, "new inputs are a new Job");
     assert.equal(jobFor(large, "tracker").metadata.name, jobFor(small, "tracker").metadata.name, "one that takes no members runs once");
-    assert.deepEqual(inputsIn(large).map((map) => map.metadata), [{ name: NAMESPACE, namespace: INTEGRATIONS_NAMESPACE }, { name: `${NAMESPACE}-reports`, namespace: INTEGRATIONS_NAMESPACE }]);
+    assert.deepEqual(inputsIn(large).map((map) => map.metadata), [{ name: NAMESPACE, namespace: INTEGRATIONS_NAMESPACE }, { name: `${NAMESPACE}.reports`, namespace: INTEGRATIONS_NAMESPACE }]);
     assert.equal(JSON.parse(envOf(large, jobFor(large, "repository")).MEMBERS ?? "[]").length, 100);
     assert.equal(envOf(large, jobFor(large, "tracker")).MEMBERS, undefined, "told only to those that take members");
+  });
+
+  test("a Project's reports ConfigMap is never another Project's inputs, whatever the names", () => {
+    const shops = inputsIn(syncWritten(shop(), active(), profiled(), at)).map((map) => map.metadata.name);
+    const reportsOfShop = shops[1]!;
+    assert.doesNotMatch(reportsOfShop, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "it could be a Namespace's name, and so another Project's inputs");
+    assert.notEqual(reportsOfShop, namespaceNameFor(`${PROJECT}-reports`));
   });
 
   test("a new Job waits until the ConfigMaps it reads are written as sync asks, and its entry says so", () => {
     const before = sync(shop(), active(), profiled(), at);
     assert.deepEqual(jobsIn(before), []);
-    assert.deepEqual(inputsIn(before).map((map) => map.metadata.name), [NAMESPACE, `${NAMESPACE}-reports`]);
-    assert.equal(statusOf(before)[0]?.message, `waiting for its inputs, ConfigMaps ${INTEGRATIONS_NAMESPACE}/${NAMESPACE} and ${INTEGRATIONS_NAMESPACE}/${NAMESPACE}-reports, to be written`);
+    assert.deepEqual(inputsIn(before).map((map) => map.metadata.name), [NAMESPACE, `${NAMESPACE}.reports`]);
+    assert.equal(statusOf(before)[0]?.message, `waiting for its inputs, ConfigMaps ${INTEGRATIONS_NAMESPACE}/${NAMESPACE} and ${INTEGRATIONS_NAMESPACE}/${NAMESPACE}.reports, to be written`);
     assert.deepEqual(jobsIn(sync(shop(), writtenFrom(before, active()), profiled(), at)).length, 2);
   });
 
