@@ -269,6 +269,16 @@ describe("admission: self-service Projects", () => {
       assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, { username: "pat" }, administers).allowed, true, "an administer holder");
     });
 
+    test("before its deletion too, its admin member cannot take Metacontroller's finalizer off, which would skip its teardowns", () => {
+      const living = (finalizers: string[]) => ({ ...project("shop", { spec: { members: [{ kind: "User", name: "dana", role: "admin" }] } }), metadata: { name: "shop", finalizers } }) as any;
+      const before = living([METACONTROLLER_FINALIZER]);
+      const refused = asked("UPDATE", { object: living([]), oldObject: before });
+      assert.equal(refused.allowed, false);
+      assert.match(String(refused.message), new RegExp(`dana may not remove ${METACONTROLLER_FINALIZER.replaceAll(".", "\\.")}\\.$`));
+      assert.equal(asked("UPDATE", { object: living([]), oldObject: before }, { username: "pat" }, administers).allowed, true, "an administer holder");
+      assert.equal(asked("UPDATE", { object: living([METACONTROLLER_FINALIZER]), oldObject: before }).allowed, true, "any other change keeps it");
+    });
+
     test("stored before a member rule, it still loses its finalizers: a rule on members never holds a deletion back", () => {
       const ownRobot = { members: [{ kind: "ServiceAccount", namespace: "proj-shop", name: "deployer", role: "admin" }] };
       const before = held([METACONTROLLER_FINALIZER], ownRobot);
