@@ -845,7 +845,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
     // end feature: guardrails
 
-    await step(`30. an admin member of ${SELF_SERVED} cannot hold it Terminating for good, grow it with finalizers, or delete it so that its Namespace is orphaned`, async () => {
+    await step(`30. an admin member of ${SELF_SERVED} cannot hold it Terminating for good, grow it with finalizers, take Metacontroller's off, or delete it so that its Namespace is orphaned`, async () => {
       const only = /Only Metacontroller's finalizer \(metacontroller\.io\/compositecontroller-[^)]+\) and the\s+garbage collector's foregroundDeletion may be added to a Project/;
       for (const finalizer of [`${GROUP}/e2e-hold`, "orphan"]) {
         const refusal = await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", JSON.stringify({ metadata: { finalizers: [finalizer] } })]);
@@ -858,6 +858,13 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const current = JSON.parse(await must(["get", PARENT.singular, SELF_SERVED, "-o", "json"]));
       const copies = Array.from({ length: 17 }, () => current.metadata.finalizers?.[0] ?? "foregroundDeletion");
       assert.match(await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=merge", "-p", JSON.stringify({ metadata: { finalizers: copies } })]), /would carry 17 finalizers/);
+      // feature: integrations
+      // With a finalize hook, Metacontroller holds the Project with its finalizer until the teardowns are done.
+      const metacontrollers = (current.metadata.finalizers ?? []).filter((finalizer: string) => finalizer.startsWith("metacontroller.io/"));
+      assert.ok(metacontrollers.length > 0, `${SELF_SERVED} carries Metacontroller's finalizer`);
+      const unfinalized = await refusedAs(DEVELOPER, ["patch", PARENT.singular, SELF_SERVED, "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]']);
+      assert.match(unfinalized, new RegExp(`may not remove ${metacontrollers[0].replaceAll(".", "\\.")}`));
+      // end feature: integrations
       const orphaning = await refusedAs(DEVELOPER, ["delete", PARENT.singular, SELF_SERVED, "--cascade=orphan", "--wait=false"]);
       assert.match(orphaning, new RegExp(`Deleting Project ${SELF_SERVED} so that what it owns is orphaned`));
       log(`     (${orphaning.slice(0, 300)})`);
@@ -913,6 +920,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         const keptByGuards = [
           `customresourcedefinitions.apiextensions.k8s.io "${CRDS.parent}"`,
           `customresourcedefinitions.apiextensions.k8s.io "${CRDS.profile}"`, // feature: guardrails
+          `customresourcedefinitions.apiextensions.k8s.io "${BUDGET.plural}.${GROUP}"`, // feature: budget
+          `customresourcedefinitions.apiextensions.k8s.io "${PLACE.plural}.${GROUP}"`, // feature: budget
           `namespaces "${INSTALL_NAMESPACE}"`,
           `clusterroles.rbac.authorization.k8s.io "${TRUSTED_CONTROLLERS}"`,
           `clusterrolebindings.rbac.authorization.k8s.io "${TRUSTED_CONTROLLERS}"`,
