@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
-import { describeObject, kubectlProcess, runE2e as run, type E2eOptions, type Kubectl } from "./e2e.ts";
+import { describeObject, kubectlProcess, runE2e as run, type E2eOptions } from "./e2e.ts";
+import { standIn, type Call, type Rule } from "./kubectl.ts";
 import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { BUDGET } from "../features/budget.ts"; // feature: budget
@@ -36,29 +37,7 @@ const IN_CLUSTER_WEBHOOK = new Set(
     .map(describeObject),
 );
 
-/** How the stand-in answers a call whose args and objects, joined by spaces, match `when`; by default it succeeds silently. */
-type Rule = { when: string; exit?: number; stdout?: string; stderr?: string; hang?: boolean };
-type Call = { args: string[]; objects: string[]; input?: string | undefined };
 const EVERYTHING_EXISTS: Rule = { when: "^get -f - -o name --ignore-not-found", stdout: "it/exists\n" };
-
-/** A kubectl that records each call and answers by the first rule that matches it. */
-function standIn(rules: Rule[]): { kubectl: Kubectl; calls: Call[] } {
-  const calls: Call[] = [];
-  const kubectl: Kubectl = async (args, input, signal) => {
-    const objects = input ? parseAllDocuments(input).map((document) => describeObject(document.toJS())) : [];
-    calls.push({ args, objects, input });
-    const call = [...args, ...objects].join(" ");
-    const rule = rules.find(({ when }) => new RegExp(when).test(call));
-    if (rule?.hang) {
-      // Until cut off, as a `kubectl wait` on a cluster that never answers.
-      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
-      return { ok: false, stdout: "", stderr: "" };
-    }
-    const stdout = rule?.stdout ?? (call === "config current-context" ? "fake\n" : "");
-    return { ok: (rule?.exit ?? 0) === 0, stdout, stderr: rule?.stderr ?? "" };
-  }
-  return { kubectl, calls };
-}
 
 function startE2e(rules: Rule[], options: Partial<E2eOptions> = {}) {
   const { kubectl, calls } = standIn(rules);

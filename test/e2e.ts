@@ -23,25 +23,24 @@
 // test/e2e.test.ts can run the whole script in-process against a recording
 // stand-in, without a cluster or a process per call.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, stringify } from "yaml";
-import { API_VERSION, GROUP, PARENT, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
 import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
 import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, requesterHash } from "../features/budget.ts"; // feature: budget
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
+import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
 
-export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
-export type KubectlResult = { ok: boolean; stdout: string; stderr: string; missing?: boolean };
-/** One kubectl call: its arguments, what it reads from `-f -`, and the signal that cuts it off. */
-export type Kubectl = (args: string[], input: string | undefined, signal: AbortSignal) => Promise<KubectlResult>;
+import { describeObject, kubectlProcess, type KubeObject, type Kubectl } from "./kubectl.ts";
+// The e2e's test and npm run scale reach kubectl through here.
+export { describeObject, kubectlProcess, type KubeObject, type Kubectl, type KubectlResult } from "./kubectl.ts";
 
 export interface E2eOptions {
   kubectl: Kubectl;
@@ -60,28 +59,6 @@ export interface E2eOptions {
 
 const TIMEOUT = "180s";
 const TIMEOUT_MS = Number.parseInt(TIMEOUT) * 1000;
-
-/** kubectl as a process; `command` may be a path. */
-export function kubectlProcess(command = "kubectl"): Kubectl {
-  return (args, input, signal) =>
-    new Promise((resolve) => {
-      const child = spawn(command, args, { signal, stdio: ["pipe", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk) => (stdout += chunk));
-      child.stderr.on("data", (chunk) => (stderr += chunk));
-      child.on("error", (error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT") resolve({ ok: false, stdout, stderr: "kubectl is not installed", missing: true });
-        else if (error.name !== "AbortError") resolve({ ok: false, stdout, stderr: `${stderr}${error.message}` });
-      });
-      child.on("close", (code) => resolve({ ok: code === 0 && !signal.aborted, stdout, stderr }));
-      child.stdin.on("error", () => {}); // a kubectl that exits without reading its input
-      child.stdin.end(input);
-    });
-}
-
-export const describeObject = (object: KubeObject) =>
-  `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`;
 
 /** The objects of k8s.yaml to install: all of them, or those that stay useful with an outside webhook. */
 export function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
@@ -111,29 +88,9 @@ const CRDS = {
 // The role an admin binds to the people who may request Projects.
 export const REQUESTER_ROLE = manifestObjects(undefined).find((object) => object.kind === "ClusterRole")?.metadata.name ?? ""; // feature: members
 
-// k8s.yaml's guard on what its install keeps, read from k8s.yaml: its
-// refusals end with the command that lifts it, and it keeps the CRDs, the
-// install's Namespace and the ConfigMap the guards read (and the profiles'
-// guard, the profiles).
-const INSTALL_GUARD = manifestObjects(undefined).find((object) => object.metadata.name === `${CRDS.parent}-install-protection`) as any;
-const CRD_DELETION_ANNOTATION = (() => {
-  const annotate = / (\S+)=true'$/.exec(INSTALL_GUARD?.spec.validations[0].messageExpression ?? "");
-  if (!annotate?.[1]) throw new Error("k8s.yaml has no install guard that says how to lift it");
-  return annotate[1];
-})();
-const INSTALL_NAMESPACE = manifestObjects(undefined).find((object) => object.kind === "Namespace")?.metadata.name ?? "";
 const WEBHOOK_DEPLOYMENT = manifestObjects(undefined).find((object) => object.kind === "Deployment")?.metadata.name ?? "";
 // The role and binding of whom the guards trust: Metacontroller.
 const TRUSTED_CONTROLLERS = `${CRDS.parent}-controller`;
-const keptUntilAnnotated = (object: KubeObject) =>
-  object.kind === "CustomResourceDefinition" ||
-  object.kind === PROFILE.kind || // feature: guardrails
-  object.kind === BUDGET.kind || // feature: budget
-  (object.kind === "Namespace" && object.metadata.name === INSTALL_NAMESPACE) ||
-  (object.kind === "Namespace" && object.metadata.name === INTEGRATIONS_NAMESPACE) || // feature: integrations
-  (/^ClusterRole(Binding)?$/.test(object.kind) && object.metadata.name === TRUSTED_CONTROLLERS);
-// Every admission policy and binding carries a finalizer that only a deliberate uninstall removes.
-const heldByFinalizer = (object: KubeObject) => /^(Validating|Mutating)AdmissionPolicy/.test(object.kind);
 
 function project(name: string, license: string): KubeObject {
   return {
@@ -221,7 +178,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await kubectl(["patch", PARENT.singular, name, "--type=merge", "-p", '{"spec":{"deletionProtection":false}}'], undefined, signal);
     }
     if (keptUntilAnnotated(object)) {
-      await kubectl(["annotate", "-f", "-", `${CRD_DELETION_ANNOTATION}=true`, "--overwrite"], stringify(object), signal);
+      await kubectl(["annotate", "-f", "-", `${DELETION_ANNOTATION}=true`, "--overwrite"], stringify(object), signal);
     }
     if (heldByFinalizer(object)) {
       await kubectl(["patch", "-f", "-", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'], stringify(object), signal);
@@ -611,7 +568,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     await step("17. deleting the Project CRD is refused until it is annotated for it, also as a collection (server-side dry runs)", async () => {
       const refused = await kubectl(["delete", "crd", CRDS.parent, "--dry-run=server"]);
       assert.equal(refused.ok, false, "the CRD would have been deleted");
-      assert.ok(refused.stderr.includes(`kubectl annotate crd ${CRDS.parent} ${CRD_DELETION_ANNOTATION}=true`), refused.stderr);
+      assert.ok(refused.stderr.includes(`kubectl annotate crd ${CRDS.parent} ${DELETION_ANNOTATION}=true`), refused.stderr);
       const collection = await kubectl(["delete", "--raw", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All"]);
       assert.equal(collection.ok, false, "a collection delete would have deleted the CRD");
       assert.ok(collection.stderr.includes(CRDS.parent), collection.stderr);
@@ -960,7 +917,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
 
     // feature: members
     const SOLO = `e2e-${RUN}-solo`;
-    await step(`33. the last admin of ${SOLO} cannot leave it without an admin, and hands it over instead; the new admin may delete it`, async () => {
+    await step(`33. the last admin of ${SOLO} cannot leave it without an admin, and hands it over instead; the new admin deletes it with the default kubectl delete, in seconds`, async () => {
       const solo = memberProject(SOLO, [{ kind: "User", name: DEVELOPER, role: "admin" }, { kind: "User", name: TEAMMATE, role: "view" }]);
       await must(["create", "-f", "-", ...asDeveloper(DEVELOPER)], stringify(solo));
       created.push(solo);
@@ -973,7 +930,12 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const members = (...admins: string[]) => JSON.stringify({ spec: { members: admins.map((name) => ({ kind: "User", name, role: "admin" })) } });
       await must(["patch", PARENT.singular, SOLO, "--type=merge", "-p", members(DEVELOPER, TEAMMATE), ...asDeveloper(DEVELOPER)]);
       await must(["patch", PARENT.singular, SOLO, "--type=merge", "-p", members(TEAMMATE), ...asDeveloper(DEVELOPER)]);
-      await must(["delete", PARENT.singular, SOLO, `--timeout=${TIMEOUT}`, ...asDeveloper(TEAMMATE)]);
+      // The default kubectl delete waits for the Project to go, watching it:
+      // an admin member, with no role but their Project's, sees it go.
+      const deleting = Date.now();
+      const deleted = await kubectl(["delete", PARENT.singular, SOLO, `--timeout=${TIMEOUT}`, "--as", TEAMMATE]);
+      assert.ok(deleted.ok && deleted.stderr === "", `${TEAMMATE} deleted ${SOLO}: ${deleted.stderr}`);
+      log(`     (${TEAMMATE}'s kubectl delete returned once ${SOLO} was gone, after ${((Date.now() - deleting) / 1000).toFixed(1)}s)`);
     });
 
     // end feature: members
@@ -1279,7 +1241,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const skip = JSON.stringify({ spec: { integrations: { runner: { skipTeardown: true } } } });
       const refusal = await refusedTo(asDeveloper(TEAMMATE), ["patch", PARENT.singular, WIRED_AGAIN, "--type=merge", "-p", skip]);
       assert.match(refusal, /only its admin members may still\s+change spec.integrations/);
-      await must(["patch", PARENT.singular, WIRED_AGAIN, "--type=merge", "-p", skip, ...asDeveloper(DEVELOPER)]);
+      // As integrations.md says: its admin member, with no role but the Project's.
+      await must(["patch", PARENT.singular, WIRED_AGAIN, "--type=merge", "-p", skip, "--as", DEVELOPER]);
       await finish(await jobOf(WIRED_AGAIN, "repository", "TearingDown"), "Succeeded");
       await finish(await jobOf(WIRED_AGAIN, "tracker", "TearingDown"), "Succeeded");
       await eventually(`Project ${WIRED_AGAIN} is gone`, async () => !(await kubectl(["get", PARENT.singular, WIRED_AGAIN])).ok);
@@ -1491,25 +1454,38 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     }
 
     // An admin who uninstalls and installs again, on the same API server:
-    // every guard must enforce the new install at once. (While the guards
-    // read a ConfigMap as their params, 1.36 refused every guarded write
-    // after this until the API server restarted.) Only an install this run
-    // made is taken down, with everything the run made.
+    // `npm run uninstall` leaves nothing, and every guard enforces the new
+    // install at once. (While the guards read a ConfigMap as their params,
+    // 1.36 refused every guarded write after this until the API server
+    // restarted.) Only an install this run made is taken down.
     if (!installed) {
-      await step("52. uninstalled and installed again, twice, on the same API server: each time a new Project gets Ready", async () => {
+      await step("52. npm run uninstall leaves nothing, and installed again, twice, on the same API server, a developer's new Project gets Ready", async () => {
         for (const round of [1, 2]) {
           const started = Date.now();
+          // Nobody plays the kubelet for the integrations' teardowns.
+          for (const object of created.filter((candidate) => candidate.kind === PARENT.kind)) await liftProtection(object, interrupted);
+          await uninstall({ kubectl: options.kubectl, yes: true, log: () => {}, signal: interrupted, timeout: TIMEOUT });
           for (const object of [...created].reverse()) {
-            await liftProtection(object, interrupted);
-            await remove(object);
+            if (await exists(object)) throw new Error(`npm run uninstall left ${describeObject(object)}`);
+            created.splice(created.indexOf(object), 1);
           }
+          const ours = (name: string) => name.includes(GROUP) || name === `namespace/${INSTALL_NAMESPACE}` || name.startsWith(`namespace/${NAMESPACE_PREFIX}`);
+          const kinds = "namespaces,customresourcedefinitions,clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings,mutatingadmissionpolicies,mutatingadmissionpolicybindings";
+          const left = (await must(["get", kinds, "-o", "name"])).split("\n").filter(ours);
+          assert.deepEqual(left, [], "what npm run uninstall left");
           const uninstalled = Date.now();
           await install();
           await must(["wait", "--for=condition=Established", `crd/${CRDS.parent}`, `--timeout=${TIMEOUT}`]);
           if (!webhookUrl) await must(["-n", INSTALL_NAMESPACE, "rollout", "status", `deployment/${WEBHOOK_DEPLOYMENT}`, `--timeout=${TIMEOUT}`]);
           const again = project(`e2e-${RUN}-reinstalled-${round}`, "MIT");
+          const by: string[] = []; // without members, an admin's
+          // feature: members
+          Object.assign(again, memberProject(again.metadata.name, [{ kind: "User", name: DEVELOPER, role: "admin" }]));
+          await create(clusterRoleBinding(DEVELOPERS, REQUESTER_ROLE, { kind: "Group", name: DEVELOPERS }));
+          by.push(...asDeveloper(DEVELOPER));
+          // end feature: members
           await eventually(`Project ${again.metadata.name} is created`, async () => {
-            const made = await kubectl(["create", "-f", "-"], stringify(again));
+            const made = await kubectl(["create", "-f", "-", ...by], stringify(again));
             if (made.ok) created.push(again);
             return made.ok;
           });

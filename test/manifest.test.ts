@@ -162,14 +162,29 @@ describe("manifest: documents", () => {
     for (const object of unmapped) assert.ok(second.includes(`${asKubectlNames(object)}/${object.metadata.name} created`), object.metadata.name);
   });
 
-  test("the walkthrough's uninstall deletes every document of k8s.yaml, in order", () => {
+  test("the walkthrough's uninstall says it deletes every document of k8s.yaml, in order, before it does", () => {
     const walkthrough = readFileSync(new URL("../docs/cluster.md", import.meta.url), "utf8");
-    const deleted = transcriptOf(walkthrough, "kubectl delete -f k8s.yaml", "## 10. Uninstall").filter((line) => !line.startsWith("Error from server (NotFound)"));
-    // Custom resources go with their CRD, which comes first.
-    const expected = objects
-      .filter((object) => !ofOwnCrd(object))
-      .map((object) => `${asKubectlNames(object)} "${object.metadata.name}" deleted${object.metadata.namespace ? ` from ${object.metadata.namespace} namespace` : ""}`);
-    assert.deepEqual(deleted, expected);
+    const listed = transcriptOf(walkthrough, "npm run -s uninstall", "## 10. Uninstall");
+    const documents = listed.filter((line) => objects.some((object) => line === `  ${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`));
+    assert.deepEqual(documents, objects.map((object) => `  ${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`));
+    assert.ok(listed.indexOf("This deletes, for good:") < listed.indexOf(documents[0]!), "it lists before it deletes");
+  });
+});
+
+describe("manifest: what kubectl shows", () => {
+  // kubectl explain shows a field's description, and nothing for one without.
+  // An array's items and a map's values are shown through their own fields.
+  test("kubectl explain describes every field of every CRD", () => {
+    const undescribed: string[] = [];
+    const walk = (schema: any, path: string) => {
+      if (path.split(".").length > 2 && !schema.description) undescribed.push(path);
+      for (const [key, field] of Object.entries<any>(schema.properties ?? {})) if (path.includes(".") || key !== "metadata") walk(field, `${path}.${key}`);
+      for (const inner of [schema.items, schema.additionalProperties]) if (typeof inner === "object") walk(inner, `${path}[]`);
+    };
+    for (const crd of objects.filter((object) => object.kind === "CustomResourceDefinition")) {
+      for (const version of crd.spec.versions) walk(version.schema.openAPIV3Schema, crd.spec.names.kind);
+    }
+    assert.deepEqual(undescribed.filter((path) => !path.endsWith("[]")), []);
   });
 });
 

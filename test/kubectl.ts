@@ -1,0 +1,55 @@
+// Every script here that talks to a cluster (the e2e, the uninstall, the
+// scale run) does it through one `Kubectl` function, so that a test can put
+// a recording stand-in in its place and read back every call it made.
+import { spawn } from "node:child_process";
+import { parseAllDocuments } from "yaml";
+
+export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
+export type KubectlResult = { ok: boolean; stdout: string; stderr: string; missing?: boolean };
+/** One kubectl call: its arguments, what it reads from `-f -`, and the signal that cuts it off. */
+export type Kubectl = (args: string[], input: string | undefined, signal: AbortSignal) => Promise<KubectlResult>;
+
+/** kubectl as a process; `command` may be a path. */
+export function kubectlProcess(command = "kubectl"): Kubectl {
+  return (args, input, signal) =>
+    new Promise((resolve) => {
+      const child = spawn(command, args, { signal, stdio: ["pipe", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk) => (stdout += chunk));
+      child.stderr.on("data", (chunk) => (stderr += chunk));
+      child.on("error", (error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") resolve({ ok: false, stdout, stderr: "kubectl is not installed", missing: true });
+        else if (error.name !== "AbortError") resolve({ ok: false, stdout, stderr: `${stderr}${error.message}` });
+      });
+      child.on("close", (code) => resolve({ ok: code === 0 && !signal.aborted, stdout, stderr }));
+      child.stdin.on("error", () => {}); // a kubectl that exits without reading its input
+      child.stdin.end(input);
+    });
+}
+
+export const describeObject = (object: KubeObject) =>
+  `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`;
+
+/** How the stand-in answers a call whose args and objects, joined by spaces, match `when`; by default it succeeds silently. */
+export type Rule = { when: string; exit?: number; stdout?: string; stderr?: string; hang?: boolean };
+export type Call = { args: string[]; objects: string[]; input?: string | undefined };
+
+/** A kubectl that records each call and answers by the first rule that matches it. */
+export function standIn(rules: Rule[]): { kubectl: Kubectl; calls: Call[] } {
+  const calls: Call[] = [];
+  const kubectl: Kubectl = async (args, input, signal) => {
+    const objects = input ? parseAllDocuments(input).map((document) => describeObject(document.toJS())) : [];
+    calls.push({ args, objects, input });
+    const call = [...args, ...objects].join(" ");
+    const rule = rules.find(({ when }) => new RegExp(when).test(call));
+    if (rule?.hang) {
+      // Until cut off, as a `kubectl wait` on a cluster that never answers.
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      return { ok: false, stdout: "", stderr: "" };
+    }
+    const stdout = rule?.stdout ?? (call === "config current-context" ? "fake\n" : "");
+    return { ok: (rule?.exit ?? 0) === 0, stdout, stderr: rule?.stderr ?? "" };
+  }
+  return { kubectl, calls };
+}

@@ -1,0 +1,139 @@
+// `npm run uninstall` deletes a whole install, so what it deletes, in which
+// order, and when it refuses is pinned here against a recording stand-in for
+// kubectl. That it leaves nothing on a real cluster is e2e step 52's job.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { GROUP, PARENT, namespaceNameFor } from "../sync.ts";
+import { PROFILE } from "../features/guardrails.ts"; // feature: guardrails
+import { standIn, type Call, type Rule } from "./kubectl.ts";
+import { readManifest } from "./manifest.ts";
+import { spawnChild, withTsx } from "./spawn-server.ts";
+import { DELETION_ANNOTATION, INSTALL_NAMESPACE, Refusal, uninstall, type UninstallOptions } from "./uninstall.ts";
+
+const MANIFEST = readManifest().objects;
+const REQUESTER_ROLE = MANIFEST.find((object) => object.kind === "ClusterRole")!.metadata.name;
+const MUTATING = /^(delete|annotate|patch|label|create|apply)$/;
+
+const list = (items: unknown[]) => JSON.stringify({ items });
+const projectItem = (name: string, spec: object = {}) => ({ metadata: { name }, spec, status: { namespace: namespaceNameFor(name) } });
+const binding = (kind: string, name: string, role: string, namespace?: string) => ({
+  apiVersion: "rbac.authorization.k8s.io/v1",
+  kind,
+  metadata: namespace ? { name, namespace } : { name },
+  roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+});
+
+/** A cluster with the whole install, two Projects, a developers' binding and one of an unrelated role. */
+function installed(overrides: Rule[] = []): Rule[] {
+  return [
+    ...overrides,
+    { when: "^auth can-i \\* \\* --all-namespaces", stdout: "yes\n" },
+    { when: "^get -f - -o json --ignore-not-found", stdout: list(MANIFEST.map(({ kind, metadata }) => ({ kind, metadata }))) },
+    { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("web")]) },
+    {
+      when: "^get clusterrolebindings,rolebindings",
+      stdout: list([binding("ClusterRoleBinding", "developers-request-projects", REQUESTER_ROLE), binding("ClusterRoleBinding", "cluster-admin", "cluster-admin")]),
+    },
+    { when: `^get ${PROFILE.plural} -o name`, stdout: `${PROFILE.kind.toLowerCase()}.${GROUP}/default\n` }, // feature: guardrails
+  ];
+}
+
+async function run(rules: Rule[], options: Partial<UninstallOptions> = {}) {
+  const { kubectl, calls } = standIn(rules);
+  const lines: string[] = [];
+  let refusal: Error | undefined;
+  try {
+    await uninstall({ kubectl, log: (line) => lines.push(line), signal: new AbortController().signal, ...options });
+  } catch (failure) {
+    if (!(failure instanceof Refusal)) throw failure;
+    refusal = failure;
+  }
+  const changes = calls.filter((call) => MUTATING.test(call.args[0] ?? ""));
+  return { calls, changes, output: lines.join("\n"), refusal };
+}
+
+const describeCall = (call: Call) => [...call.args, ...call.objects].join(" ");
+
+describe("uninstall: refuses before it deletes anything", () => {
+  test("someone who is not a cluster admin is refused, and nothing is read or deleted", async () => {
+    const { changes, refusal, calls } = await run(installed([{ when: "^auth can-i", stdout: "no\n", exit: 1 }]), { yes: true });
+    assert.match(refusal?.message ?? "", /only a cluster admin can uninstall/);
+    assert.deepEqual(changes, []);
+    assert.equal(calls.length, 1);
+  });
+
+  test("with nobody at a terminal and no --yes, it lists what it would delete and deletes nothing", async () => {
+    const { changes, refusal, output } = await run(installed());
+    assert.match(refusal?.message ?? "", /run it again with --yes/);
+    assert.deepEqual(changes, []);
+    assert.ok(output.includes(`Project shop, and Namespace ${namespaceNameFor("shop")} with everything in it`), output);
+    assert.match(output, /ClusterRoleBinding developers-request-projects, which binds a role of k8s\.yaml/);
+    assert.doesNotMatch(output, /cluster-admin/);
+    for (const object of MANIFEST) assert.ok(output.includes(`${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`), `${object.kind} ${object.metadata.name} listed`);
+  });
+
+  test("an answer other than the install's Namespace deletes nothing", async () => {
+    const asked: string[] = [];
+    const { changes, refusal } = await run(installed(), { confirm: async (question) => (asked.push(question), "yes") });
+    assert.match(asked[0] ?? "", new RegExp(`Type ${INSTALL_NAMESPACE} to delete`));
+    assert.match(refusal?.message ?? "", /not confirmed/);
+    assert.deepEqual(changes, []);
+  });
+
+  // feature: deletion-protection
+  test("a Project with deletionProtection stops it before anything is deleted, with the command that lifts it", async () => {
+    const guarded = { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("vault", { deletionProtection: true })]) };
+    const { changes, refusal } = await run(installed([guarded]), { yes: true });
+    assert.match(refusal?.message ?? "", /Project vault has deletionProtection.*kubectl patch project vault --type=merge -p '\{"spec":\{"deletionProtection":false\}\}'/);
+    assert.deepEqual(changes, []);
+  });
+  // end feature: deletion-protection
+
+  test("a cluster without the install is left as it is", async () => {
+    const empty = [
+      { when: "^get -f - -o json --ignore-not-found", stdout: list([]) },
+      { when: `^get ${PARENT.plural}`, exit: 1, stderr: `error: the server doesn't have a resource type "${PARENT.plural}"` },
+      { when: "^get clusterrolebindings,rolebindings", stdout: list([]) },
+      { when: "^get \\S+ -o name", exit: 1, stderr: "error: the server doesn't have a resource type" },
+    ];
+    const { changes, output } = await run(installed(empty), { yes: true });
+    assert.deepEqual(changes, []);
+    assert.match(output, /nothing to delete/);
+  });
+});
+
+describe("uninstall: the guards stay until nothing is left to guard", () => {
+  test("the Projects go first, then the bindings to k8s.yaml's roles, then the kept objects are marked, the policies released and k8s.yaml deleted", async () => {
+    const { changes, refusal } = await run(installed(), { yes: true });
+    assert.equal(refusal, undefined);
+    const order = changes.map(describeCall);
+    const at = (pattern: RegExp) => {
+      const index = order.findIndex((call) => pattern.test(call));
+      assert.notEqual(index, -1, `${pattern} in\n${order.join("\n")}`);
+      return index;
+    };
+    const projects = at(new RegExp(`^delete ${PARENT.plural} --all`));
+    const bindings = at(/^delete -f - --ignore-not-found ClusterRoleBinding developers-request-projects$/);
+    const marked = at(new RegExp(`^annotate -f - ${DELETION_ANNOTATION.replaceAll(".", "\\.")}=true --overwrite .*CustomResourceDefinition`));
+    const released = at(/^patch -f - --type=merge -p \{"metadata":\{"finalizers":null\}\} .*ValidatingAdmissionPolicy /);
+    const deleted = at(new RegExp(`^delete -f - --ignore-not-found --timeout=\\S+ Namespace ${INSTALL_NAMESPACE}`));
+    assert.ok(projects < bindings && bindings < marked && marked < released && released < deleted, order.join("\n"));
+    assert.ok(!order.some((call) => call.includes("cluster-admin")), "a binding of another role is left alone");
+    assert.equal(changes[deleted]?.objects.length, MANIFEST.length, "every object of k8s.yaml");
+  });
+
+  test("a Project that does not go within the deadline stops the uninstall with every guard in place", async () => {
+    const stuck = { when: `^wait --for=delete ${PARENT.plural} --all`, exit: 1, stderr: "timed out waiting for the condition" };
+    const { changes, refusal } = await run(installed([stuck]), { yes: true });
+    assert.match(refusal?.message ?? "", /did not go within .*, so the install and its guards stay/);
+    assert.deepEqual(changes.map(describeCall), [`delete ${PARENT.plural} --all --wait=false`]);
+  });
+});
+
+describe("uninstall: the command", () => {
+  test("npm run uninstall with an unknown argument exits 2 and names it", async () => {
+    const child = spawnChild(withTsx("test/uninstall.ts", "--force"), { KUBECTL: "/nonexistent/kubectl" });
+    assert.equal(await child.exitCode("npm run uninstall to exit"), 2, child.output());
+    assert.match(child.output(), /unknown argument --force; the only one is --yes/);
+  });
+});

@@ -1,0 +1,203 @@
+// `npm run uninstall`: takes the install off the current kubectl context,
+// Projects and all, in one command, and says what it will delete first.
+//
+// Kubernetes has no order for `kubectl delete -f k8s.yaml`, and k8s.yaml's
+// guards exist to refuse a stray delete: the CRDs, the install's Namespaces
+// and whom the guards trust are kept until marked for deletion, and every
+// admission policy and binding holds a finalizer so that it keeps enforcing
+// while Terminating. A deliberate uninstall lifts each of those, in an order
+// that keeps the guards until nothing is left for them to guard:
+//   1. the Projects go first, while the webhook still answers, so that each
+//      takes its Namespace (and, with integrations, runs its teardowns);
+//   2. the bindings to k8s.yaml's ClusterRoles, which would point at nothing;
+//   3. the kept objects are marked, the policies' finalizers removed (and,
+//      with integrations, the finalize hook that holds Projects back), and
+//      k8s.yaml deleted whole.
+// It refuses, deleting nothing, anyone who is not a cluster admin, a
+// Project with deletionProtection (its owners' word, lifted only by them or
+// an admin, one at a time), and, unless told `--yes`, a run that nobody
+// confirmed at a terminal. A Project that does not go within the deadline
+// stops the uninstall with the guards still in place, and says why.
+import { createInterface } from "node:readline/promises";
+import { stringify } from "yaml";
+import { GROUP, PARENT } from "../sync.ts";
+import { PROFILE } from "../features/guardrails.ts"; // feature: guardrails
+import { BUDGET, PLACE } from "../features/budget.ts"; // feature: budget
+import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
+import { describeObject, kubectlProcess, type KubeObject, type Kubectl } from "./kubectl.ts";
+import { readManifest } from "./manifest.ts";
+
+const MANIFEST = readManifest().objects as KubeObject[];
+const INSTALL_GUARD = MANIFEST.find((object) => object.metadata.name === `${PARENT.plural}.${GROUP}-install-protection`) as any;
+
+/** The annotation that lets a kept object go, read from the install guard's own refusal. */
+export const DELETION_ANNOTATION = (() => {
+  const annotate = / (\S+)=true'$/.exec(INSTALL_GUARD?.spec.validations[0].messageExpression ?? "");
+  if (!annotate?.[1]) throw new Error("k8s.yaml has no install guard that says how to lift it");
+  return annotate[1];
+})();
+export const INSTALL_NAMESPACE = MANIFEST.find((object) => object.kind === "Namespace")?.metadata.name ?? "";
+// The role and binding of whom the guards trust: Metacontroller.
+const TRUSTED_CONTROLLERS = `${PARENT.plural}.${GROUP}-controller`;
+/** What the install guard keeps until it carries the deletion annotation. */
+export const keptUntilAnnotated = (object: KubeObject) =>
+  object.kind === "CustomResourceDefinition" ||
+  object.kind === PROFILE.kind || // feature: guardrails
+  object.kind === BUDGET.kind || // feature: budget
+  (object.kind === "Namespace" && object.metadata.name === INSTALL_NAMESPACE) ||
+  (object.kind === "Namespace" && object.metadata.name === INTEGRATIONS_NAMESPACE) || // feature: integrations
+  (/^ClusterRole(Binding)?$/.test(object.kind) && object.metadata.name === TRUSTED_CONTROLLERS);
+/** Every admission policy and binding carries a finalizer that only a deliberate uninstall removes. */
+export const heldByFinalizer = (object: KubeObject) => /^(Validating|Mutating)AdmissionPolicy/.test(object.kind);
+
+// The kinds that go with their CRDs, as `kubectl get` names them.
+const CUSTOM_KINDS = [
+  PROFILE.plural, // feature: guardrails
+  BUDGET.plural, // feature: budget
+  PLACE.plural, // feature: budget
+];
+const INSTALL_ROLES = new Set(MANIFEST.filter((object) => object.kind === "ClusterRole").map((object) => object.metadata.name));
+
+export interface UninstallOptions {
+  kubectl: Kubectl;
+  /** Answers the question at a terminal; absent where there is none. */
+  confirm?: (question: string) => Promise<string>;
+  yes?: boolean;
+  log: (line: string) => void;
+  signal: AbortSignal;
+  /** How long the Projects and Namespaces may take to go. */
+  timeout?: string;
+}
+
+export class Refusal extends Error {}
+
+const objects = (list: KubeObject[]) => list.map((object) => stringify(reference(object))).join("---\n");
+
+type Plan = { projects: { name: string; namespace?: string; protected: boolean }[]; bindings: KubeObject[]; custom: string[]; install: KubeObject[] };
+
+const identity = (object: { kind: string; metadata: { name: string; namespace?: string } }) => `${object.kind} ${object.metadata.namespace ?? ""}/${object.metadata.name}`;
+/** Just what names an object, as `kubectl delete -f -` needs it. */
+const reference = ({ apiVersion, kind, metadata: { name, namespace } }: KubeObject): KubeObject => ({ apiVersion, kind, metadata: namespace ? { name, namespace } : { name } });
+
+/** What there is to delete; nothing is changed. */
+async function survey(run: (args: string[], input?: string) => Promise<string>, tolerant: (args: string[]) => Promise<string | undefined>): Promise<Plan> {
+  const live = new Set<string>(JSON.parse(await run(["get", "-f", "-", "-o", "json", "--ignore-not-found"], objects(MANIFEST))).items.map(identity));
+  const install = MANIFEST.filter((object) => live.has(identity(object)));
+  const projects = JSON.parse((await tolerant(["get", PARENT.plural, "-o", "json"])) ?? '{"items":[]}').items.map((project: any) => ({
+    name: project.metadata.name,
+    namespace: project.status?.namespace,
+    protected: project.spec?.deletionProtection === true, // feature: deletion-protection
+  }));
+  const bindings = JSON.parse(await run(["get", "clusterrolebindings,rolebindings", "--all-namespaces", "-o", "json"])).items.filter(
+    (binding: KubeObject & { roleRef: { kind: string; name: string } }) =>
+      binding.roleRef.kind === "ClusterRole" && INSTALL_ROLES.has(binding.roleRef.name) && !MANIFEST.some((object) => identity(object) === identity(binding)),
+  );
+  const custom: string[] = [];
+  for (const kind of CUSTOM_KINDS) custom.push(...((await tolerant(["get", kind, "-o", "name"])) ?? "").split("\n").filter(Boolean));
+  return { projects, bindings: bindings.map(reference), custom, install };
+}
+
+export async function uninstall(options: UninstallOptions): Promise<void> {
+  const { log, signal } = options;
+  const timeout = options.timeout ?? "300s";
+  const run = async (args: string[], input?: string) => {
+    const result = await options.kubectl(args, input, signal);
+    if (!result.ok) throw new Error(`kubectl ${args.join(" ")} failed:\n${result.stderr.trim()}`);
+    return result.stdout;
+  };
+  // A kind whose CRD is gone already is simply not there.
+  const tolerant = async (args: string[]) => {
+    const result = await options.kubectl(args, undefined, signal);
+    if (result.ok) return result.stdout;
+    if (/the server doesn't have a resource type|no matches for kind|could not find the requested resource/.test(result.stderr)) return undefined;
+    throw new Error(`kubectl ${args.join(" ")} failed:\n${result.stderr.trim()}`);
+  };
+
+  const admin = await options.kubectl(["auth", "can-i", "*", "*", "--all-namespaces"], undefined, signal);
+  if (admin.stdout.trim() !== "yes") throw new Refusal("only a cluster admin can uninstall: `kubectl auth can-i '*' '*' --all-namespaces` does not say yes. Nothing was deleted.");
+
+  const plan = await survey(run, tolerant);
+  const nothing = plan.projects.length + plan.bindings.length + plan.custom.length + plan.install.length === 0;
+  if (nothing) {
+    log("Nothing of k8s.yaml is installed on this cluster: nothing to delete.");
+    return;
+  }
+  const protectedOnes = plan.projects.filter((project) => project.protected);
+  if (protectedOnes.length > 0) {
+    throw new Refusal(
+      `${protectedOnes.map((project) => `${PARENT.kind} ${project.name}`).join(", ")} ${protectedOnes.length === 1 ? "has" : "have"} deletionProtection; ` +
+        "lift it first, if its owners agree: " +
+        protectedOnes.map((project) => `kubectl patch ${PARENT.singular} ${project.name} --type=merge -p '{"spec":{"deletionProtection":false}}'`).join("; ") +
+        ". Nothing was deleted.",
+    );
+  }
+
+  log("This deletes, for good:");
+  for (const project of plan.projects) log(`  ${PARENT.kind} ${project.name}${project.namespace ? `, and Namespace ${project.namespace} with everything in it` : ""}`);
+  for (const binding of plan.bindings) log(`  ${describeObject(binding)}, which binds a role of k8s.yaml`);
+  for (const name of plan.custom) log(`  ${name}`);
+  for (const object of plan.install) log(`  ${describeObject(object)}`);
+
+  if (!options.yes) {
+    if (!options.confirm) throw new Refusal("nobody is at a terminal to confirm: run it again with --yes to delete all of the above. Nothing was deleted.");
+    const answer = await options.confirm(`Type ${INSTALL_NAMESPACE} to delete all of the above: `);
+    if (answer.trim() !== INSTALL_NAMESPACE) throw new Refusal("not confirmed. Nothing was deleted.");
+  }
+
+  if (plan.projects.length > 0) {
+    log(`Deleting ${plan.projects.length} ${PARENT.kind}(s) while the webhook still answers...`);
+    await run(["delete", PARENT.plural, "--all", "--wait=false"]);
+    const waited = await options.kubectl(["wait", "--for=delete", PARENT.plural, "--all", `--timeout=${timeout}`], undefined, signal);
+    if (!waited.ok) {
+      const left = await tolerant(["get", PARENT.plural, "-o", `custom-columns=NAME:.metadata.name,REASON:.status.conditions[?(@.type=="Ready")].message`]);
+      throw new Refusal(
+        `these ${PARENT.kind}s did not go within ${timeout}, so the install and its guards stay (run it again once they are gone):\n${left ?? ""}` +
+          "See docs/operating.md, Troubleshooting.",
+      );
+    }
+  }
+  if (plan.bindings.length > 0) await run(["delete", "-f", "-", "--ignore-not-found"], objects(plan.bindings));
+  const kept = plan.install.filter(keptUntilAnnotated);
+  if (kept.length > 0) await run(["annotate", "-f", "-", `${DELETION_ANNOTATION}=true`, "--overwrite"], objects(kept));
+  // feature: integrations
+  // The integrations' guard keeps a CompositeController with the finalize
+  // hook, lest it leave Metacontroller's finalizer on Projects; none is left.
+  const controllers = plan.install.filter((object) => object.kind === "CompositeController");
+  if (controllers.length > 0) await run(["patch", "-f", "-", "--type=merge", "-p", '{"spec":{"hooks":{"finalize":null}}}'], objects(controllers));
+  // end feature: integrations
+  const held = plan.install.filter(heldByFinalizer);
+  if (held.length > 0) await run(["patch", "-f", "-", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'], objects(held));
+  if (plan.install.length > 0) await run(["delete", "-f", "-", "--ignore-not-found", `--timeout=${timeout}`], objects(plan.install));
+  const namespaces = [
+    ...plan.install.filter((object) => object.kind === "Namespace").map((object) => `namespace/${object.metadata.name}`),
+    ...plan.projects.flatMap((project) => (project.namespace ? [`namespace/${project.namespace}`] : [])),
+  ];
+  if (namespaces.length > 0) await run(["wait", "--for=delete", ...namespaces, `--timeout=${timeout}`]);
+  log(`Uninstalled: ${plan.projects.length} ${PARENT.kind}(s), ${plan.bindings.length} binding(s) and ${plan.install.length} object(s) of k8s.yaml are gone.`);
+}
+
+if (import.meta.filename === process.argv[1]) {
+  const args = process.argv.slice(2);
+  const unknown = args.filter((arg) => arg !== "--yes");
+  if (unknown.length > 0) {
+    console.error(`npm run uninstall: unknown argument ${unknown[0]}; the only one is --yes (delete without asking)`);
+    process.exit(2);
+  }
+  const interrupted = new AbortController();
+  process.on("SIGINT", () => interrupted.abort());
+  const terminal = process.stdin.isTTY ? createInterface({ input: process.stdin, output: process.stdout }) : undefined;
+  try {
+    await uninstall({
+      kubectl: kubectlProcess(process.env["KUBECTL"] || undefined),
+      ...(terminal ? { confirm: (question: string) => terminal.question(question) } : {}),
+      yes: args.includes("--yes"),
+      log: (line) => console.log(line),
+      signal: interrupted.signal,
+    });
+  } catch (failure) {
+    console.error(`npm run uninstall: ${failure instanceof Error ? failure.message : failure}`);
+    process.exitCode = 1;
+  } finally {
+    terminal?.close();
+  }
+}
