@@ -163,7 +163,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
   // the same address (seen locally: it failed only after a run of another copy).
   async function exists(object: KubeObject): Promise<boolean> {
     const result = await kubectl(["get", "-f", "-", "-o", "name", "--ignore-not-found"], stringify(object));
-    if (!result.ok && /no matches for kind|the server doesn't have a resource type/.test(result.stderr)) return false;
+    if (!result.ok && /no matches for kind|the server doesn't have a resource type|could not find the requested resource/.test(result.stderr)) return false;
     if (!result.ok) throw new Error(`kubectl get -f - -o name --ignore-not-found failed:\n${result.stderr.trim()}`);
     return result.stdout.trim() !== "";
   }
@@ -1465,9 +1465,17 @@ export async function runE2e(options: E2eOptions): Promise<number> {
           // Nobody plays the kubelet for the integrations' teardowns.
           for (const object of created.filter((candidate) => candidate.kind === PARENT.kind)) await liftProtection(object, interrupted);
           await uninstall({ kubectl: options.kubectl, yes: true, log: () => {}, signal: interrupted, timeout: TIMEOUT });
+          // Of what the run made, the install, its Projects and the bindings
+          // of its roles are the uninstall's to delete; the rest is the run's.
+          const installRoles = manifest.filter((object) => object.kind === "ClusterRole").map((object) => object.metadata.name);
+          const theUninstalls = (object: KubeObject) =>
+            manifest.some((one) => describeObject(one) === describeObject(object)) ||
+            object.kind === PARENT.kind ||
+            installRoles.includes((object as { roleRef?: { name: string } }).roleRef?.name ?? "");
           for (const object of [...created].reverse()) {
-            if (await exists(object)) throw new Error(`npm run uninstall left ${describeObject(object)}`);
-            created.splice(created.indexOf(object), 1);
+            if (!(await exists(object))) created.splice(created.indexOf(object), 1);
+            else if (theUninstalls(object)) throw new Error(`npm run uninstall left ${describeObject(object)}`);
+            else await liftProtection(object, interrupted).then(() => remove(object));
           }
           const ours = (name: string) => name.includes(GROUP) || name === `namespace/${INSTALL_NAMESPACE}` || name.startsWith(`namespace/${NAMESPACE_PREFIX}`);
           const kinds = "namespaces,customresourcedefinitions,clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings,mutatingadmissionpolicies,mutatingadmissionpolicybindings";

@@ -73,7 +73,7 @@ export class Refusal extends Error {}
 
 const objects = (list: KubeObject[]) => list.map((object) => stringify(reference(object))).join("---\n");
 
-type Plan = { projects: { name: string; namespace?: string; protected: boolean }[]; bindings: KubeObject[]; custom: string[]; install: KubeObject[] };
+type Plan = { projects: { name: string; namespace?: string; protected?: boolean }[]; bindings: KubeObject[]; custom: string[]; install: KubeObject[] };
 
 const identity = (object: { kind: string; metadata: { name: string; namespace?: string } }) => `${object.kind} ${object.metadata.namespace ?? ""}/${object.metadata.name}`;
 /** Just what names an object, as `kubectl delete -f -` needs it. */
