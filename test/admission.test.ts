@@ -133,7 +133,7 @@ describe("admission: the status sync writes survives pruning", () => {
     });
   }
 
-  test("kubectl get projects shows the Namespace, License, each feature's columns, Ready, the Generation against the one Observed, and Age", () => {
+  test("kubectl get projects shows the Namespace, License, each feature's columns, Ready and why, the Generation against the one Observed, Age, and since when it is Terminating", () => {
     assert.deepEqual(projectVersion.additionalPrinterColumns.map((column: any) => column.name), [
       "Namespace",
       "License",
@@ -141,12 +141,15 @@ describe("admission: the status sync writes survives pruning", () => {
       "Profile", // feature: guardrails
       "Protected", // feature: deletion-protection
       "Ready",
+      "Reason",
       "Generation",
       "Observed",
       "Age",
+      "Terminating",
     ]);
     const path = (name: string) => projectVersion.additionalPrinterColumns.find((column: any) => column.name === name).jsonPath;
     assert.deepEqual([path("Generation"), path("Observed")], [".metadata.generation", ".status.observedGeneration"]);
+    assert.deepEqual([path("Reason"), path("Terminating")], ['.status.conditions[?(@.type=="Ready")].reason', ".metadata.deletionTimestamp"]);
     assert.deepEqual(projectVersion.subresources, { status: {} });
   });
 });

@@ -51,7 +51,7 @@ export const keptUntilAnnotated = (object: KubeObject) =>
 export const heldByFinalizer = (object: KubeObject) => /^(Validating|Mutating)AdmissionPolicy/.test(object.kind);
 
 // The kinds that go with their CRDs, as `kubectl get` names them.
-const CUSTOM_KINDS = [
+const CUSTOM_KINDS: string[] = [
   PROFILE.plural, // feature: guardrails
   BUDGET.plural, // feature: budget
   PLACE.plural, // feature: budget
