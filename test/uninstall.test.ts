@@ -103,7 +103,7 @@ describe("uninstall: refuses before it deletes anything", () => {
 });
 
 describe("uninstall: the guards stay until nothing is left to guard", () => {
-  test("the Projects go first, then the bindings to k8s.yaml's roles, then the kept objects are marked, the policies released and k8s.yaml deleted", async () => {
+  test("the bindings of k8s.yaml's roles go first, so that nobody creates a Project meanwhile, then the Projects, then the kept objects are marked, the policies released and k8s.yaml deleted", async () => {
     const { changes, refusal } = await run(installed(), { yes: true });
     assert.equal(refusal, undefined);
     const order = changes.map(describeCall);
@@ -112,12 +112,12 @@ describe("uninstall: the guards stay until nothing is left to guard", () => {
       assert.notEqual(index, -1, `${pattern} in\n${order.join("\n")}`);
       return index;
     };
-    const projects = at(new RegExp(`^delete ${PARENT.plural} --all`));
     const bindings = at(/^delete -f - --ignore-not-found ClusterRoleBinding developers-request-projects$/);
+    const projects = at(new RegExp(`^delete ${PARENT.plural} --all`));
     const marked = at(new RegExp(`^annotate -f - ${DELETION_ANNOTATION.replaceAll(".", "\\.")}=true --overwrite .*CustomResourceDefinition`));
     const released = at(/^patch -f - --type=merge -p \{"metadata":\{"finalizers":null\}\} .*ValidatingAdmissionPolicy /);
     const deleted = at(new RegExp(`^delete -f - --ignore-not-found --timeout=\\S+ Namespace ${INSTALL_NAMESPACE}`));
-    assert.ok(projects < bindings && bindings < marked && marked < released && released < deleted, order.join("\n"));
+    assert.ok(bindings < projects && projects < marked && marked < released && released < deleted, order.join("\n"));
     assert.ok(!order.some((call) => call.includes("cluster-admin")), "a binding of another role is left alone");
     assert.equal(changes[deleted]?.objects.length, MANIFEST.length, "every object of k8s.yaml");
   });
@@ -126,7 +126,14 @@ describe("uninstall: the guards stay until nothing is left to guard", () => {
     const stuck = { when: `^wait --for=delete ${PARENT.plural} --all`, exit: 1, stderr: "timed out waiting for the condition" };
     const { changes, refusal } = await run(installed([stuck]), { yes: true });
     assert.match(refusal?.message ?? "", /did not go within .*, so the install and its guards stay/);
-    assert.deepEqual(changes.map(describeCall), [`delete ${PARENT.plural} --all --wait=false`]);
+    assert.deepEqual(changes.map(describeCall), ["delete -f - --ignore-not-found ClusterRoleBinding developers-request-projects", `delete ${PARENT.plural} --all --wait=false`]);
+  });
+
+  test("a Project that someone created while the others went stops the uninstall with every guard in place", async () => {
+    const late = { when: `^get ${PARENT.plural} -o name`, stdout: `${PARENT.singular}.${GROUP}/late\n` };
+    const { changes, refusal } = await run(installed([late]), { yes: true });
+    assert.match(refusal?.message ?? "", new RegExp(`${PARENT.singular}\\.${GROUP.replaceAll(".", "\\.")}/late came meanwhile`));
+    assert.ok(!changes.some((call) => /^(annotate|patch)$/.test(call.args[0] ?? "") || describeCall(call).startsWith("delete -f - --ignore-not-found --timeout")), changes.map(describeCall).join("\n"));
   });
 });
 

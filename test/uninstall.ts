@@ -7,9 +7,11 @@
 // admission policy and binding holds a finalizer so that it keeps enforcing
 // while Terminating. A deliberate uninstall lifts each of those, in an order
 // that keeps the guards until nothing is left for them to guard:
-//   1. the Projects go first, while the webhook still answers, so that each
-//      takes its Namespace (and, with integrations, runs its teardowns);
-//   2. the bindings to k8s.yaml's ClusterRoles, which would point at nothing;
+//   1. the bindings to k8s.yaml's ClusterRoles, which would point at
+//      nothing, go first: no developer creates a Project meanwhile;
+//   2. the Projects, while the webhook still answers, so that each takes
+//      its Namespace (and, with integrations, runs its teardowns); one that
+//      someone else created meanwhile stops the uninstall there;
 //   3. the kept objects are marked, the policies' finalizers removed (and,
 //      with integrations, the finalize hook that holds Projects back), and
 //      k8s.yaml deleted whole.
@@ -144,6 +146,7 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
     if (answer.trim() !== INSTALL_NAMESPACE) throw new Refusal("not confirmed. Nothing was deleted.");
   }
 
+  if (plan.bindings.length > 0) await run(["delete", "-f", "-", "--ignore-not-found"], objects(plan.bindings));
   if (plan.projects.length > 0) {
     log(`Deleting ${plan.projects.length} ${PARENT.kind}(s) while the webhook still answers...`);
     await run(["delete", PARENT.plural, "--all", "--wait=false"]);
@@ -151,12 +154,13 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
     if (!waited.ok) {
       const left = await tolerant(["get", PARENT.plural, "-o", `custom-columns=NAME:.metadata.name,REASON:.status.conditions[?(@.type=="Ready")].message`]);
       throw new Refusal(
-        `these ${PARENT.kind}s did not go within ${timeout}, so the install and its guards stay (run it again once they are gone):\n${left ?? ""}` +
+        `these ${PARENT.kind}s did not go within ${timeout}, so the install and its guards stay, though no longer the bindings of its roles (run it again once they are gone):\n${left ?? ""}` +
           "See docs/operating.md, Troubleshooting.",
       );
     }
   }
-  if (plan.bindings.length > 0) await run(["delete", "-f", "-", "--ignore-not-found"], objects(plan.bindings));
+  const since = ((await tolerant(["get", PARENT.plural, "-o", "name"])) ?? "").split("\n").filter(Boolean);
+  if (since.length > 0) throw new Refusal(`${since.join(", ")} came meanwhile, so the install and its guards stay: run it again.`);
   const kept = plan.install.filter(keptUntilAnnotated);
   if (kept.length > 0) await run(["annotate", "-f", "-", `${DELETION_ANNOTATION}=true`, "--overwrite"], objects(kept));
   // feature: integrations
