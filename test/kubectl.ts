@@ -32,17 +32,19 @@ export const describeObject = (object: KubeObject) =>
   `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`;
 
 /** How the stand-in answers a call whose args and objects, joined by spaces, match `when`; by default it succeeds silently. */
-export type Rule = { when: string; exit?: number; stdout?: string; stderr?: string; hang?: boolean };
+export type Rule = { when: string; exit?: number; stdout?: string; stderr?: string; hang?: boolean; /** Answers the first matching call alone. */ once?: boolean };
 export type Call = { args: string[]; objects: string[]; input?: string | undefined };
 
 /** A kubectl that records each call and answers by the first rule that matches it. */
 export function standIn(rules: Rule[]): { kubectl: Kubectl; calls: Call[] } {
   const calls: Call[] = [];
+  const spent = new Set<Rule>();
   const kubectl: Kubectl = async (args, input, signal) => {
     const objects = input ? parseAllDocuments(input).map((document) => describeObject(document.toJS())) : [];
     calls.push({ args, objects, input });
     const call = [...args, ...objects].join(" ");
-    const rule = rules.find(({ when }) => new RegExp(when).test(call));
+    const rule = rules.find((candidate) => !spent.has(candidate) && new RegExp(candidate.when).test(call));
+    if (rule?.once) spent.add(rule);
     if (rule?.hang) {
       // Until cut off, as a `kubectl wait` on a cluster that never answers.
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));

@@ -34,6 +34,7 @@ function installed(overrides: Rule[] = []): Rule[] {
       when: "^get clusterrolebindings,rolebindings",
       stdout: list([binding("ClusterRoleBinding", "developers-request-projects", REQUESTER_ROLE), binding("ClusterRoleBinding", "cluster-admin", "cluster-admin")]),
     },
+    { when: "^get namespaces -o json", stdout: list([]) },
     { when: `^get ${PROFILE.plural} -o name`, stdout: `${PROFILE.kind.toLowerCase()}.${GROUP}/default\n` }, // feature: guardrails
   ];
 }
@@ -87,6 +88,14 @@ describe("uninstall: refuses before it deletes anything", () => {
     assert.match(refusal?.message ?? "", /Project vault has deletionProtection.*kubectl patch project vault --type=merge -p '\{"spec":\{"deletionProtection":false\}\}'/);
     assert.deepEqual(changes, []);
   });
+
+  test("a Project protected while the list was read stops it before anything is deleted", async () => {
+    const listed = { when: `^get ${PARENT.plural} -o json`, once: true, stdout: list([projectItem("shop"), projectItem("web")]) };
+    const protectedSince = { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("web", { deletionProtection: true })]) };
+    const { changes, refusal } = await run(installed([listed, protectedSince]), { yes: true });
+    assert.match(refusal?.message ?? "", /Project web has deletionProtection.*Nothing was deleted/);
+    assert.deepEqual(changes, []);
+  });
   // end feature: deletion-protection
 
   test("a cluster without the install is left as it is", async () => {
@@ -104,29 +113,30 @@ describe("uninstall: refuses before it deletes anything", () => {
 
 describe("uninstall: the guards stay until nothing is left to guard", () => {
   test("the bindings of k8s.yaml's roles go first, so that nobody creates a Project meanwhile, then the Projects, then the kept objects are marked, the policies released and k8s.yaml deleted", async () => {
-    const { changes, refusal } = await run(installed(), { yes: true });
+    const { calls, refusal } = await run(installed(), { yes: true });
     assert.equal(refusal, undefined);
-    const order = changes.map(describeCall);
+    const order = calls.filter((call) => MUTATING.test(call.args[0] ?? "") || call.args[0] === "wait").map(describeCall);
     const at = (pattern: RegExp) => {
       const index = order.findIndex((call) => pattern.test(call));
       assert.notEqual(index, -1, `${pattern} in\n${order.join("\n")}`);
       return index;
     };
     const bindings = at(/^delete -f - --ignore-not-found ClusterRoleBinding developers-request-projects$/);
-    const projects = at(new RegExp(`^delete ${PARENT.plural} --all`));
+    const projects = at(new RegExp(`^delete ${PARENT.plural} shop web --ignore-not-found --wait=false$`));
+    const emptied = at(new RegExp(`^wait --for=delete namespace/${namespaceNameFor("shop")} namespace/${namespaceNameFor("web")} `));
     const marked = at(new RegExp(`^annotate -f - ${DELETION_ANNOTATION.replaceAll(".", "\\.")}=true --overwrite .*CustomResourceDefinition`));
     const released = at(/^patch -f - --type=merge -p \{"metadata":\{"finalizers":null\}\} .*ValidatingAdmissionPolicy /);
     const deleted = at(new RegExp(`^delete -f - --ignore-not-found --timeout=\\S+ Namespace ${INSTALL_NAMESPACE}`));
-    assert.ok(bindings < projects && projects < marked && marked < released && released < deleted, order.join("\n"));
+    assert.ok(bindings < projects && projects < emptied && emptied < marked && marked < released && released < deleted, order.join("\n"));
     assert.ok(!order.some((call) => call.includes("cluster-admin")), "a binding of another role is left alone");
-    assert.equal(changes[deleted]?.objects.length, MANIFEST.length, "every object of k8s.yaml");
+    assert.equal(calls.find((call) => describeCall(call) === order[deleted])?.objects.length, MANIFEST.length, "every object of k8s.yaml");
   });
 
   test("a Project that does not go within the deadline stops the uninstall with every guard in place", async () => {
-    const stuck = { when: `^wait --for=delete ${PARENT.plural} --all`, exit: 1, stderr: "timed out waiting for the condition" };
+    const stuck = { when: `^wait --for=delete ${PARENT.singular}/shop`, exit: 1, stderr: "timed out waiting for the condition" };
     const { changes, refusal } = await run(installed([stuck]), { yes: true });
-    assert.match(refusal?.message ?? "", /did not go within .*, so the install and its guards stay/);
-    assert.deepEqual(changes.map(describeCall), ["delete -f - --ignore-not-found ClusterRoleBinding developers-request-projects", `delete ${PARENT.plural} --all --wait=false`]);
+    assert.match(refusal?.message ?? "", /did not go within [\s\S]*so the install and its guards stay[\s\S]*Deleted already: ClusterRoleBinding developers-request-projects, 2 Projects?\(s\)/);
+    assert.deepEqual(changes.map(describeCall), ["delete -f - --ignore-not-found ClusterRoleBinding developers-request-projects", `delete ${PARENT.plural} shop web --ignore-not-found --wait=false`]);
   });
 
   test("a Project that someone created while the others went stops the uninstall with every guard in place", async () => {
@@ -134,6 +144,21 @@ describe("uninstall: the guards stay until nothing is left to guard", () => {
     const { changes, refusal } = await run(installed([late]), { yes: true });
     assert.match(refusal?.message ?? "", new RegExp(`${PARENT.singular}\\.${GROUP.replaceAll(".", "\\.")}/late came meanwhile`));
     assert.ok(!changes.some((call) => /^(annotate|patch)$/.test(call.args[0] ?? "") || describeCall(call).startsWith("delete -f - --ignore-not-found --timeout")), changes.map(describeCall).join("\n"));
+  });
+  test("a Namespace that does not go, something in it held by a finalizer, stops the uninstall before the guards go, saying what holds it", async () => {
+    const held = { when: `^wait --for=delete namespace/`, exit: 1, stderr: "timed out waiting for the condition" };
+    const holding = { when: "^get namespaces .* -o jsonpath", stdout: `${namespaceNameFor("shop")}: Some content in the namespace has finalizers remaining: dana.example/hold in 1 resource instances\n` };
+    const { changes, refusal } = await run(installed([held, holding]), { yes: true });
+    assert.match(refusal?.message ?? "", /these Namespaces did not go[\s\S]*finalizers remaining: dana\.example\/hold[\s\S]*the install and its guards stay/);
+    assert.ok(!changes.some((call) => /^(annotate|patch)$/.test(call.args[0] ?? "")), changes.map(describeCall).join("\n"));
+  });
+
+  test("the Namespace of a Project an earlier run deleted is waited for too, and listed", async () => {
+    const earlier = { when: "^get namespaces -o json", stdout: list([{ metadata: { name: namespaceNameFor("gone"), deletionTimestamp: "2026-12-02T00:00:00Z", ownerReferences: [{ apiVersion: `${GROUP}/v1`, kind: PARENT.kind, name: "gone", uid: "u" }] } }, { metadata: { name: "tenant-made", deletionTimestamp: "2026-12-02T00:00:00Z" } }]) };
+    const { calls, output } = await run(installed([earlier]), { yes: true });
+    assert.ok(output.includes(`Namespace ${namespaceNameFor("gone")}, of a Project gone already, is still being deleted`), output);
+    assert.ok(calls.some((call) => call.args[0] === "wait" && call.args.includes(`namespace/${namespaceNameFor("gone")}`)));
+    assert.ok(!calls.some((call) => call.args.includes("namespace/tenant-made")), "one no Project owned");
   });
 });
 

@@ -75,7 +75,14 @@ export class Refusal extends Error {}
 
 const objects = (list: KubeObject[]) => list.map((object) => stringify(reference(object))).join("---\n");
 
-type Plan = { projects: { name: string; namespace?: string; protected?: boolean }[]; bindings: KubeObject[]; custom: string[]; install: KubeObject[] };
+type Plan = {
+  projects: { name: string; namespace?: string; protected?: boolean }[];
+  /** Namespaces of Projects gone already (an earlier run's), still being deleted. */
+  going: string[];
+  bindings: KubeObject[];
+  custom: string[];
+  install: KubeObject[];
+};
 
 const identity = (object: { kind: string; metadata: { name: string; namespace?: string } }) => `${object.kind} ${object.metadata.namespace ?? ""}/${object.metadata.name}`;
 /** Just what names an object, as `kubectl delete -f -` needs it. */
@@ -96,8 +103,28 @@ async function survey(run: (args: string[], input?: string) => Promise<string>, 
   );
   const custom: string[] = [];
   for (const kind of CUSTOM_KINDS) custom.push(...((await tolerant(["get", kind, "-o", "name"])) ?? "").split("\n").filter(Boolean));
-  return { projects, bindings: bindings.map(reference), custom, install };
+  // Owned by a Project: nobody but Metacontroller writes such an owner reference (the ownership guard).
+  const ownedByAProject = (namespace: any) => (namespace.metadata.ownerReferences ?? []).some((owner: any) => owner.kind === PARENT.kind && owner.apiVersion.startsWith(`${GROUP}/`));
+  const going = JSON.parse(await run(["get", "namespaces", "-o", "json"])).items
+    .filter((namespace: any) => namespace.metadata.deletionTimestamp && ownedByAProject(namespace))
+    .map((namespace: any) => namespace.metadata.name)
+    .filter((name: string) => !projects.some((project: { namespace?: string }) => project.namespace === name));
+  return { projects, going, bindings: bindings.map(reference), custom, install };
 }
+
+// feature: deletion-protection
+/** A Project with deletionProtection is its owners' word: lifted only by them, or an admin, one at a time. */
+function refuseProtected(plan: Plan, outcome: string) {
+  const protectedOnes = plan.projects.filter((project) => project.protected);
+  if (protectedOnes.length === 0) return;
+  throw new Refusal(
+    `${protectedOnes.map((project) => `${PARENT.kind} ${project.name}`).join(", ")} ${protectedOnes.length === 1 ? "has" : "have"} deletionProtection; ` +
+      "lift it first, if its owners agree: " +
+      protectedOnes.map((project) => `kubectl patch ${PARENT.singular} ${project.name} --type=merge -p '{"spec":{"deletionProtection":false}}'`).join("; ") +
+      `. ${outcome}`,
+  );
+}
+// end feature: deletion-protection
 
 export async function uninstall(options: UninstallOptions): Promise<void> {
   const { log, signal } = options;
@@ -119,26 +146,19 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
   if (admin.stdout.trim() !== "yes") throw new Refusal("only a cluster admin can uninstall: `kubectl auth can-i '*' '*' --all-namespaces` does not say yes. Nothing was deleted.");
 
   const plan = await survey(run, tolerant);
-  const nothing = plan.projects.length + plan.bindings.length + plan.custom.length + plan.install.length === 0;
+  const nothing = plan.projects.length + plan.going.length + plan.bindings.length + plan.custom.length + plan.install.length === 0;
   if (nothing) {
     log("Nothing of k8s.yaml is installed on this cluster: nothing to delete.");
     return;
   }
-  const protectedOnes = plan.projects.filter((project) => project.protected);
-  if (protectedOnes.length > 0) {
-    throw new Refusal(
-      `${protectedOnes.map((project) => `${PARENT.kind} ${project.name}`).join(", ")} ${protectedOnes.length === 1 ? "has" : "have"} deletionProtection; ` +
-        "lift it first, if its owners agree: " +
-        protectedOnes.map((project) => `kubectl patch ${PARENT.singular} ${project.name} --type=merge -p '{"spec":{"deletionProtection":false}}'`).join("; ") +
-        ". Nothing was deleted.",
-    );
-  }
+  refuseProtected(plan, "Nothing was deleted."); // feature: deletion-protection
 
   log("This deletes, for good:");
   for (const project of plan.projects) log(`  ${PARENT.kind} ${project.name}${project.namespace ? `, and Namespace ${project.namespace} with everything in it` : ""}`);
+  for (const name of plan.going) log(`  (Namespace ${name}, of a ${PARENT.kind} gone already, is still being deleted: waited for)`);
   for (const binding of plan.bindings) log(`  ${describeObject(binding)}, which binds a role of k8s.yaml`);
   for (const name of plan.custom) log(`  ${name}`);
-  for (const object of plan.install) log(`  ${describeObject(object)}`);
+  for (const object of plan.install) log(`  ${describeObject(object)}${object.kind === "Namespace" ? ", with everything in it" : ""}`);
 
   if (!options.yes) {
     if (!options.confirm) throw new Refusal("nobody is at a terminal to confirm: run it again with --yes to delete all of the above. Nothing was deleted.");
@@ -146,21 +166,43 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
     if (answer.trim() !== INSTALL_NAMESPACE) throw new Refusal("not confirmed. Nothing was deleted.");
   }
 
-  if (plan.bindings.length > 0) await run(["delete", "-f", "-", "--ignore-not-found"], objects(plan.bindings));
+  // What was confirmed is what goes: a Project protected or created since
+  // stops it here, before anything is deleted.
+  const now = await survey(run, tolerant);
+  refuseProtected(now, "Nothing was deleted."); // feature: deletion-protection
+  const names = (projects: Plan["projects"]) => projects.map((project) => project.name).sort().join(" ");
+  if (names(now.projects) !== names(plan.projects)) throw new Refusal(`the ${PARENT.kind}s changed since they were listed. Nothing was deleted: run it again.`);
+
+  const done: string[] = [];
+  const stop = (why: string) => new Refusal(`${why}; so the install and its guards stay (run it again once that is put right). ${done.length ? `Deleted already: ${done.join(", ")}.` : "Nothing was deleted."}`);
+  if (plan.bindings.length > 0) {
+    await run(["delete", "-f", "-", "--ignore-not-found"], objects(plan.bindings));
+    done.push(...plan.bindings.map(describeObject));
+  }
   if (plan.projects.length > 0) {
     log(`Deleting ${plan.projects.length} ${PARENT.kind}(s) while the webhook still answers...`);
-    await run(["delete", PARENT.plural, "--all", "--wait=false"]);
-    const waited = await options.kubectl(["wait", "--for=delete", PARENT.plural, "--all", `--timeout=${timeout}`], undefined, signal);
+    const projects = plan.projects.map((project) => project.name);
+    const deleted = await options.kubectl(["delete", PARENT.plural, ...projects, "--ignore-not-found", "--wait=false"], undefined, signal);
+    if (!deleted.ok) throw stop(`not every ${PARENT.kind} could be deleted:\n${deleted.stderr.trim()}\n`);
+    done.push(`${projects.length} ${PARENT.kind}(s)`);
+    const waited = await options.kubectl(["wait", "--for=delete", ...projects.map((name) => `${PARENT.singular}/${name}`), `--timeout=${timeout}`], undefined, signal);
     if (!waited.ok) {
       const left = await tolerant(["get", PARENT.plural, "-o", `custom-columns=NAME:.metadata.name,REASON:.status.conditions[?(@.type=="Ready")].message`]);
-      throw new Refusal(
-        `these ${PARENT.kind}s did not go within ${timeout}, so the install and its guards stay, though no longer the bindings of its roles (run it again once they are gone):\n${left ?? ""}` +
-          "See docs/operating.md, Troubleshooting.",
-      );
+      throw stop(`these ${PARENT.kind}s did not go within ${timeout} (docs/operating.md, Troubleshooting):\n${left ?? ""}`);
+    }
+  }
+  // A Namespace goes after its Project, once everything in it has: content
+  // that a finalizer holds keeps it, and the install's guards stay until it is gone.
+  const projectNamespaces = [...plan.projects.flatMap((project) => (project.namespace ? [project.namespace] : [])), ...plan.going];
+  if (projectNamespaces.length > 0) {
+    const waited = await options.kubectl(["wait", "--for=delete", ...projectNamespaces.map((name) => `namespace/${name}`), `--timeout=${timeout}`], undefined, signal);
+    if (!waited.ok) {
+      const holding = await options.kubectl(["get", "namespaces", ...projectNamespaces, "--ignore-not-found", "-o", 'jsonpath={range .items[*]}{.metadata.name}: {.status.conditions[?(@.status=="True")].message}{"\\n"}{end}'], undefined, signal);
+      throw stop(`these Namespaces did not go within ${timeout}:\n${holding.stdout.trim()}\n(a finalizer on something in it, which its owner or an admin can remove)`);
     }
   }
   const since = ((await tolerant(["get", PARENT.plural, "-o", "name"])) ?? "").split("\n").filter(Boolean);
-  if (since.length > 0) throw new Refusal(`${since.join(", ")} came meanwhile, so the install and its guards stay: run it again.`);
+  if (since.length > 0) throw stop(`${since.join(", ")} came meanwhile`);
   const kept = plan.install.filter(keptUntilAnnotated);
   if (kept.length > 0) await run(["annotate", "-f", "-", `${DELETION_ANNOTATION}=true`, "--overwrite"], objects(kept));
   // feature: integrations
@@ -172,10 +214,7 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
   const held = plan.install.filter(heldByFinalizer);
   if (held.length > 0) await run(["patch", "-f", "-", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'], objects(held));
   if (plan.install.length > 0) await run(["delete", "-f", "-", "--ignore-not-found", `--timeout=${timeout}`], objects(plan.install));
-  const namespaces = [
-    ...plan.install.filter((object) => object.kind === "Namespace").map((object) => `namespace/${object.metadata.name}`),
-    ...plan.projects.flatMap((project) => (project.namespace ? [`namespace/${project.namespace}`] : [])),
-  ];
+  const namespaces = plan.install.filter((object) => object.kind === "Namespace").map((object) => `namespace/${object.metadata.name}`);
   if (namespaces.length > 0) await run(["wait", "--for=delete", ...namespaces, `--timeout=${timeout}`]);
   log(`Uninstalled: ${plan.projects.length} ${PARENT.kind}(s), ${plan.bindings.length} binding(s) and ${plan.install.length} object(s) of k8s.yaml are gone.`);
 }
