@@ -462,8 +462,10 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
   const featureChildren = plans.flatMap((plan) => plan.children).filter((child) => !remade.has(child) && askable(child));
 
   // Phase 1: the status, from what was observed. It must depend on nothing
-  // else: writing it triggers another sync, and an answer that differed each
-  // time would make Metacontroller loop forever. The first problem found, in
+  // else: Metacontroller writes it whenever it differs, and an answer that
+  // differed each time would be written at every sync (without the
+  // CompositeController's ignoreStatusChanges, each write would also cause
+  // the next sync, forever). The first problem found, in
   // the order a user would fix them, is the one reported. While a Project's
   // Namespace is first filled, the status says so once, not at each of the
   // rounds that takes (each status written costs Metacontroller a GET and a

@@ -16,7 +16,7 @@ import {
   RESERVED_ENV,
   SUPPLIED_RULES,
 } from "../features/integrations.ts";
-import { annotatedAsTold, assertBoundToDeny, deleting, find, objects, policyNamed, projectSchema, trusted } from "./admission.ts";
+import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted } from "./admission.ts";
 import { admit, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { at, namespaces, project, related, verdict } from "./helpers.ts";
 
@@ -232,5 +232,27 @@ describe("admission: a Project being deleted, and its teardowns", () => {
     assert.match(String(refused.message), /only its admin members may still\s+change spec.integrations/);
     assert.equal(updating(withSpec({ description: "renamed while going" }), "dana").allowed, false);
     assert.equal(updating(withSpec({ integrations: {}, description: "x" }), "dana").allowed, false);
+  });
+});
+
+// The finalize hook makes Metacontroller put its finalizer on every Project;
+// written by the API server at create, it costs Metacontroller no GET and PUT.
+describe("admission: Metacontroller's finalizer, written at create", () => {
+  const policy = find("MutatingAdmissionPolicy", `${crd.metadata.name}-finalizer`);
+  const finalizerWritten = () => {
+    const shape = /^Object\{metadata: Object\.metadata\{finalizers: \['([^']+)'\]\}\}$/.exec(policy.spec.mutations[0].applyConfiguration.expression.trim());
+    assert.ok(shape, `the mutation writes the finalizer alone: ${policy.spec.mutations[0].applyConfiguration.expression}`);
+    return shape[1];
+  };
+
+  test("every Project is created with the finalizer Metacontroller names after the CompositeController", () => {
+    assert.equal(finalizerWritten(), `metacontroller.io/compositecontroller-${controller.metadata.name}`);
+    assert.ok(controller.spec.hooks.finalize, "only while the CompositeController declares the finalize hook");
+    assert.deepEqual(policy.spec.matchConstraints.resourceRules.map((rule: any) => [rule.resources, rule.operations]), [[["projects"], ["CREATE"]]]);
+    assert.equal(find("MutatingAdmissionPolicyBinding", policy.metadata.name).spec.policyName, policy.metadata.name);
+  });
+
+  test("a failure of it refuses no create: Metacontroller then adds the finalizer itself", () => {
+    assert.equal(policy.spec.failurePolicy, "Ignore");
   });
 });

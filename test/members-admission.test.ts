@@ -173,7 +173,7 @@ describe("admission: self-service Projects", () => {
   });
 
   describe("finalizers, which hold a Project until whoever holds each lets go", () => {
-    const METACONTROLLER_FINALIZER = "metacontroller.io/compositecontroller-controller-project";
+    const METACONTROLLER_FINALIZER = `metacontroller.io/compositecontroller-${find("CompositeController").metadata.name}`;
     const members = [{ kind: "User", name: "dana", role: "admin" }];
     const holding = (finalizers: string[]) => ({ ...shop(members), metadata: { name: "shop", finalizers } }) as any;
     const administers = [...mayRequest, "agrrh.com/projects/administer"];
@@ -247,7 +247,7 @@ describe("admission: self-service Projects", () => {
   });
 
   describe("a Project being deleted", () => {
-    const METACONTROLLER_FINALIZER = "metacontroller.io/compositecontroller-controller-project";
+    const METACONTROLLER_FINALIZER = `metacontroller.io/compositecontroller-${find("CompositeController").metadata.name}`;
     const OTHER_FINALIZER = "backup.example.com/before-delete";
     const held = (finalizers: string[], spec: Record<string, unknown> = { members: [{ kind: "User", name: "dana", role: "admin" }] }) =>
       ({ ...project("shop", { spec }), metadata: { name: "shop", deletionTimestamp: "2026-11-30T00:00:00Z", finalizers } }) as any;

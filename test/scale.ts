@@ -1,6 +1,7 @@
 // `npm run scale -- N`: how long a cluster takes to make N Projects Ready, each
 // with two members, how long an edit of their profile takes to reach every
-// one of their ResourceQuotas, and what that costs. Run it against a cluster
+// one of their ResourceQuotas, a member added to each to get access, and
+// what each costs. Run it against a cluster
 // where the controller is installed (or `npm run test:e2e:local`'s kind of
 // setup: up.sh, the webhook on the host, k8s.yaml pointed at it), as "How
 // it scales" in docs/operating.md shows. It creates its own ProjectProfile
@@ -143,7 +144,8 @@ async function until(what: string, done: () => Promise<boolean>): Promise<void> 
   }
 }
 
-type Costs = { sync: number; customize: number; finalize: number; largestSync: number; refused: number; requests: Record<string, number> };
+// Each sync request's size, in order, so that a report takes the largest of its own.
+type Costs = { sync: number; customize: number; finalize: number; syncSizes: number[]; refused: number; requests: Record<string, number> };
 
 async function costs(): Promise<Costs> {
   const log = process.env["WEBHOOK_LOG"];
@@ -160,7 +162,7 @@ async function costs(): Promise<Costs> {
     sync: lines.filter((line) => line.startsWith("POST /sync ")).length,
     customize: lines.filter((line) => line.startsWith("POST /customize ")).length,
     finalize: lines.filter((line) => line.startsWith("POST /finalize ")).length,
-    largestSync: Math.max(0, ...lines.filter((line) => line.startsWith("POST /sync ")).map((line) => Number(/ (\d+)B$/.exec(line)?.[1] ?? 0))),
+    syncSizes: lines.filter((line) => line.startsWith("POST /sync ")).map((line) => Number(/ (\d+)B$/.exec(line)?.[1] ?? 0)),
     refused: hooks.filter((line) => !/^POST \S+ (200|304) /.test(line)).length,
     requests,
   };
@@ -171,7 +173,7 @@ function report(what: string, before: Costs, after: Costs) {
   if (process.env["WEBHOOK_LOG"]) {
     console.log(
       `${what}, hook calls per Project: ${perProject(after.sync - before.sync)} sync, ${perProject(after.customize - before.customize)} customize, ` +
-        `${perProject(after.finalize - before.finalize)} finalize; the largest sync request ${after.largestSync} bytes; ${after.refused - before.refused} answers not 200 or 304`,
+        `${perProject(after.finalize - before.finalize)} finalize; the largest sync request ${after.syncSizes.slice(before.syncSizes.length).reduce((largest, size) => Math.max(largest, size), 0)} bytes; ${after.refused - before.refused} answers not 200 or 304`,
     );
   }
   if (process.env["METACONTROLLER_METRICS"]) {
@@ -216,6 +218,25 @@ async function editTheProfile(selector: string, settled: Costs) {
   report("the edit", settled, await settledCosts());
 }
 // end feature: guardrails
+
+// feature: members
+/** How long a member added to every Project takes to get access, and what it costs. */
+async function addAMember(selector: string, settled: Costs) {
+  const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", selector, "-o", "json"]));
+  const references = items.map((item: any) => ({ apiVersion: item.apiVersion, kind: item.kind, metadata: { name: item.metadata.name } }));
+  const newcomer = { kind: "User", name: `${run}-newcomer`, role: "view" };
+  const added = Date.now();
+  await must(["patch", "-f", "-", "--type=json", "-p", JSON.stringify([{ op: "add", path: "/spec/members/-", value: newcomer }])], stringify({ apiVersion: "v1", kind: "List", items: references }));
+  await until("every Project is Ready with its new member", async () => {
+    const { items: now } = JSON.parse(await must(["get", PARENT.plural, "-l", selector, "-o", "json"]));
+    return now.every((item: any) =>
+      item.status?.observedGeneration === item.metadata.generation && item.status?.conditions?.some((condition: any) => condition.type === "Ready" && condition.status === "True"),
+    );
+  });
+  console.log(`a member added to every Project had access in all ${count} after ${((Date.now() - added) / 1000).toFixed(1)} s`);
+  report("the member change", settled, await settledCosts());
+}
+// end feature: members
 
 // feature: integrations
 /** Until stopped: every Pod of the run's Jobs that has not ended succeeds, as a kubelet would report it. */
@@ -270,6 +291,7 @@ if (import.meta.filename === process.argv[1]) {
     const settled = await settledCosts();
     report("creating them", before, settled);
     await editTheProfile(selector, settled); // feature: guardrails
+    await addAMember(selector, await settledCosts()); // feature: members
   } finally {
     kubelet.abort();
     const beforeDeleting = await costs();
