@@ -50,6 +50,19 @@ describe("admission: the CRD keeps out what sync cannot use", () => {
   });
 });
 
+describe("admission: how a refusal reads", () => {
+  // A policy's refusal names no field; kubectl prints one whose reason is
+  // Invalid, the default, as `is invalid: : ...`, and a Forbidden one as
+  // `is forbidden: ...`, the way every guard here reads.
+  test("every guard's every rule refuses as Forbidden", () => {
+    const rules = objects
+      .filter((object) => object.kind === "ValidatingAdmissionPolicy")
+      .flatMap((policy) => policy.spec.validations.map((validation: any, index: number) => [`${policy.metadata.name}[${index}]`, validation.reason]));
+    assert.ok(rules.length > 0);
+    assert.deepEqual(rules.filter(([, reason]) => reason !== "Forbidden"), []);
+  });
+});
+
 describe("admission: a stray delete keeps the install", () => {
   const installDelete = (group: string, resource: string, object: any, options?: Parameters<typeof deleting>[3]) =>
     admit(installPolicy, { ...deleting(group, resource, object, options), kind: object.kind });

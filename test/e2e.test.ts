@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
-import { describeObject, kubectlProcess, runE2e as run, type E2eOptions } from "./e2e.ts";
-import { standIn, type Call, type Rule } from "./kubectl.ts";
+import { runE2e as run, type E2eOptions } from "./e2e.ts";
+import { describeObject, kubectlProcess, standIn, type Call, type Rule } from "./kubectl.ts";
 import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { BUDGET } from "../features/budget.ts"; // feature: budget

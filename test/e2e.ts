@@ -39,8 +39,6 @@ import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
 
 import { describeObject, kubectlProcess, type KubeObject, type Kubectl } from "./kubectl.ts";
-// The e2e's test and npm run scale reach kubectl through here.
-export { describeObject, kubectlProcess, type KubeObject, type Kubectl, type KubectlResult } from "./kubectl.ts";
 
 export interface E2eOptions {
   kubectl: Kubectl;

@@ -33,7 +33,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
 import { API_VERSION, GROUP, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
-import { kubectlProcess } from "./e2e.ts";
+import { kubectlProcess } from "./kubectl.ts";
 import { endedPod } from "./e2e.ts"; // feature: integrations
 import { INTEGRATIONS_NAMESPACE, LABELS } from "../features/integrations.ts"; // feature: integrations
 import { BUDGET } from "../features/budget.ts"; // feature: budget

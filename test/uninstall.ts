@@ -114,14 +114,14 @@ async function survey(run: (args: string[], input?: string) => Promise<string>, 
 
 // feature: deletion-protection
 /** A Project with deletionProtection is its owners' word: lifted only by them, or an admin, one at a time. */
-function refuseProtected(plan: Plan, outcome: string) {
+function refuseProtected(plan: Plan) {
   const protectedOnes = plan.projects.filter((project) => project.protected);
   if (protectedOnes.length === 0) return;
   throw new Refusal(
     `${protectedOnes.map((project) => `${PARENT.kind} ${project.name}`).join(", ")} ${protectedOnes.length === 1 ? "has" : "have"} deletionProtection; ` +
       "lift it first, if its owners agree: " +
       protectedOnes.map((project) => `kubectl patch ${PARENT.singular} ${project.name} --type=merge -p '{"spec":{"deletionProtection":false}}'`).join("; ") +
-      `. ${outcome}`,
+      ". Nothing was deleted.",
   );
 }
 // end feature: deletion-protection
@@ -151,7 +151,7 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
     log("Nothing of k8s.yaml is installed on this cluster: nothing to delete.");
     return;
   }
-  refuseProtected(plan, "Nothing was deleted."); // feature: deletion-protection
+  refuseProtected(plan); // feature: deletion-protection
 
   log("This deletes, for good:");
   for (const project of plan.projects) log(`  ${PARENT.kind} ${project.name}${project.namespace ? `, and Namespace ${project.namespace} with everything in it` : ""}`);
@@ -169,7 +169,7 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
   // What was confirmed is what goes: a Project protected or created since
   // stops it here, before anything is deleted.
   const now = await survey(run, tolerant);
-  refuseProtected(now, "Nothing was deleted."); // feature: deletion-protection
+  refuseProtected(now); // feature: deletion-protection
   const names = (projects: Plan["projects"]) => projects.map((project) => project.name).sort().join(" ");
   if (names(now.projects) !== names(plan.projects)) throw new Refusal(`the ${PARENT.kind}s changed since they were listed. Nothing was deleted: run it again.`);
 
