@@ -16,12 +16,15 @@ import {
   REQUESTER_ANNOTATION,
   REQUESTER_GROUPS_ANNOTATION,
   REQUESTER_HASH_LABEL,
+  SHARD_LABEL,
+  SHARDS,
   SPENT_LABEL,
   requesterHash,
+  shardOf,
   type Place,
 } from "../features/budget.ts";
 import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
-import { admit, authorizedBy, evaluateCel, schemaErrors, type AdmissionRequest } from "./cel.ts";
+import { admit, authorizedBy, evaluateCel, paramsJudging, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { at, childrenOfKind, namespaces, project, related, withObserved } from "./helpers.ts";
 import { assertCrdSpells } from "./manifest.ts";
 
@@ -32,7 +35,7 @@ const placeSchema = placeCrd.spec.versions[0].schema.openAPIV3Schema;
 const requesterPolicy = find("MutatingAdmissionPolicy", `${crd.metadata.name}-requester`);
 const recordPolicy = policyNamed("requester-record");
 const budgetPolicy = policyNamed("budget");
-const budgetBinding = find("ValidatingAdmissionPolicyBinding", budgetPolicy.metadata.name);
+const budgetBindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === budgetPolicy.metadata.name);
 const requesterRole = find("ClusterRole", `${crd.metadata.name}-requester`);
 const DEVELOPER = { username: "dana@example.com", groups: ["developers", "system:authenticated"], authorized: authorizedBy(requesterRole.rules) };
 const ADMINISTRATOR = { username: "root", groups: ["system:masters"], authorized: [`${GROUP}/projects/administer`] };
@@ -51,31 +54,34 @@ function variablesOf(policy: any, { username, groups }: Who): Record<string, unk
 }
 
 /**
- * The annotations the mutating policy writes for `who`: its apply
- * configuration must be `Object{metadata: Object.metadata{annotations: {…}}}`
- * and nothing else (no labels), and the map is evaluated as CEL.
+ * The annotations and labels the mutating policy writes for `who`: its apply
+ * configuration must be `Object{metadata: Object.metadata{annotations: {…},
+ * labels: {…}}}` and nothing else, and each map is evaluated as CEL.
  */
-function annotationsWrittenFor(who: Who): Record<string, unknown> {
+function writtenFor(who: Who): { annotations: Record<string, string>; labels: Record<string, string> } {
   const expression: string = requesterPolicy.spec.mutations[0].applyConfiguration.expression;
-  const shape = /^Object\{metadata: Object\.metadata\{\s*annotations: (\{[^{}]*\})\}\}$/.exec(expression.trim());
-  assert.ok(shape, `the mutation writes the annotations alone: ${expression}`);
-  const written = evaluateCel(shape[1]!, { request: { userInfo: who } as any, variables: variablesOf(requesterPolicy, who) as any });
-  return Object.fromEntries(written as ReadonlyMap<string, unknown>);
+  const shape = /^Object\{metadata: Object\.metadata\{\s*annotations: (\{[^{}]*\}),\s*labels: (\{[^{}]*\})\}\}$/.exec(expression.trim());
+  assert.ok(shape, `the mutation writes the annotations and labels alone: ${expression}`);
+  const [annotations, labels] = [shape[1]!, shape[2]!].map((map) =>
+    Object.fromEntries(evaluateCel(map, { request: { userInfo: who } as any, variables: variablesOf(requesterPolicy, who) as any }) as ReadonlyMap<string, string>),
+  );
+  return { annotations: annotations!, labels: labels! };
 }
+const annotationsWrittenFor = (who: Who) => writtenFor(who).annotations;
 
 /** A Project as the API server stores it once the mutating policy recorded `who`. */
 function recorded(name: string, who: Who = DEVELOPER): Project {
-  const annotations = annotationsWrittenFor(who);
-  return { apiVersion: API_VERSION, kind: PARENT.kind, metadata: { name, annotations }, spec: {} } as Project;
+  const { annotations, labels } = writtenFor(who);
+  return { apiVersion: API_VERSION, kind: PARENT.kind, metadata: { name, annotations, labels }, spec: {} } as Project;
 }
 
 /** The place that says `requester` holds `held` of `limit`, as sync asks for it. */
-function spent({ requester = DEVELOPER.username, groups = DEVELOPER.groups.join("\n"), held = 3, limit = 3, contact = CONTACT } = {}): Place {
+function spent({ requester = DEVELOPER.username, groups = DEVELOPER.groups.join("\n"), held = 3, limit = 3, contact = CONTACT, shard = shardOf(requester) } = {}): Place {
   const hash = requesterHash(requester);
   return {
     apiVersion: PLACE.apiVersion,
     kind: PLACE.kind,
-    metadata: { name: `${hash}-spent`, labels: { [REQUESTER_HASH_LABEL]: hash, [SPENT_LABEL]: "true" } },
+    metadata: { name: `${hash}-spent`, labels: { [REQUESTER_HASH_LABEL]: hash, [SPENT_LABEL]: "true", [SHARD_LABEL]: shard } },
     spec: { requester, groups, held, limit, contact },
   };
 }
@@ -151,7 +157,8 @@ describe("admission: the budget's names", () => {
     const record = JSON.stringify(recordPolicy.spec.validations);
     for (const key of [REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION]) assert.ok(record.includes(`'${key}'`), key);
     assert.deepEqual(budgetPolicy.spec.paramKind, { apiVersion: PLACE.apiVersion, kind: PLACE.kind });
-    assert.deepEqual(budgetBinding.spec.paramRef.selector, { matchLabels: { [SPENT_LABEL]: "true" } });
+    assert.deepEqual(budgetBindings.map((binding) => binding.spec.paramRef.selector.matchLabels), budgetBindings.map((_, shard) => ({ [SPENT_LABEL]: "true", [SHARD_LABEL]: String(shard) })));
+    assert.deepEqual(Object.keys(writtenFor(DEVELOPER).labels), [SHARD_LABEL]);
   });
 });
 
@@ -233,19 +240,65 @@ describe("admission: who created a Project is recorded", () => {
 // A policy cannot count, and sync can: the spent place sync asks for is the
 // policy's param, one per requester at their limit.
 describe("admission: a developer who holds all they may is refused", () => {
-  /** Each spent place selected is a param, each evaluated; with none, the binding admits (parameterNotFoundAction Allow). */
-  const againstEach = (request: AdmissionRequest, params: Place[]) => {
+  /**
+   * Of the spent places that exist, each that a binding selecting the
+   * Project selects is a param, each evaluated; with none, the binding
+   * admits (parameterNotFoundAction Allow).
+   */
+  const againstEach = (request: AdmissionRequest, existing: Place[]) => {
+    const params = paramsJudging(budgetBindings, request, existing);
     const refusals = params.map((each) => admit(budgetPolicy, request, each as any)).filter((verdict) => !verdict.allowed);
-    return { allowed: refusals.length === 0, message: refusals[0]?.message };
+    return { allowed: refusals.length === 0, message: refusals[0]?.message, judgedAgainst: params.length };
   };
+  const developers = Array.from({ length: 1600 }, (_, n) => `developer-${n}@example.com`);
 
-  test("bound to deny, to the spent places alone by their label, admitting when there is none", () => {
-    assertBoundToDeny(budgetPolicy);
-    assert.deepEqual(budgetBinding.spec.paramRef, { selector: { matchLabels: { [SPENT_LABEL]: "true" } }, parameterNotFoundAction: "Allow" });
+  test(`bound to deny ${SHARDS} times, each binding to the Projects and the spent places of one shard, admitting when there is none`, () => {
+    assert.equal(budgetBindings.length, SHARDS);
+    budgetBindings.forEach((binding, shard) => {
+      assert.deepEqual(binding.spec.validationActions, ["Deny"], binding.metadata.name);
+      assert.equal(binding.metadata.name, `${budgetPolicy.metadata.name}-${shard}`);
+      assert.deepEqual(binding.spec.matchResources, { objectSelector: { matchLabels: { [SHARD_LABEL]: String(shard) } } });
+      assert.deepEqual(binding.spec.paramRef, { selector: { matchLabels: { [SPENT_LABEL]: "true", [SHARD_LABEL]: String(shard) } }, parameterNotFoundAction: "Allow" });
+    });
+    assert.equal(budgetPolicy.spec.failurePolicy, "Fail");
+  });
+
+  test("the shard the mutating policy writes onto a Project is the one sync labels its requester's spent place with, whatever the name", () => {
+    const names = ["dana@example.com", "DANA@EXAMPLE.COM", "system:serviceaccount:proj-web:ci", "https://issuer.example.com/#dana", "Ünïcødé 名前 🦀", "", "x".repeat(1000), ...developers.slice(0, 50)];
+    for (const username of names) {
+      assert.equal(writtenFor({ username, groups: [] }).labels[SHARD_LABEL], shardOf(username), username);
+      assert.equal(spent({ requester: username }).metadata.labels[SHARD_LABEL], shardOf(username));
+    }
+    const [placed] = placesIn(syncHolding("dana-3", DEVELOPER, 3, [1, 2])).filter((place) => SPENT_LABEL in place.metadata.labels);
+    assert.equal(placed?.metadata.labels[SHARD_LABEL], writtenFor(DEVELOPER).labels[SHARD_LABEL]);
+  });
+
+  test("names spread over every shard, none taking more than twice its share", () => {
+    const counts = new Map<string, number>();
+    for (const name of developers) counts.set(shardOf(name), (counts.get(shardOf(name)) ?? 0) + 1);
+    assert.deepEqual([...counts.keys()].sort((a, b) => Number(a) - Number(b)), Array.from({ length: SHARDS }, (_, shard) => String(shard)));
+    for (const [shard, count] of counts) assert.ok(count <= (2 * developers.length) / SHARDS, `shard ${shard} has ${count} of ${developers.length}`);
+  });
+
+  test("a create is judged against its own shard's spent places only: one of each developer's is a sixteenth of them", () => {
+    const everyone = developers.map((requester) => spent({ requester }));
+    const { allowed, judgedAgainst } = againstEach(creating(recorded("dana-1")), everyone);
+    assert.equal(allowed, true);
+    assert.equal(judgedAgainst, everyone.filter((place) => place.metadata.labels[SHARD_LABEL] === shardOf(DEVELOPER.username)).length);
+    assert.ok(judgedAgainst > 0 && judgedAgainst <= (2 * everyone.length) / SHARDS, `${judgedAgainst} of ${everyone.length}`);
+    assert.equal(againstEach(creating(recorded("dana-4")), [...everyone, spent()]).allowed, false, "their own spent place among them refuses");
+  });
+
+  test("a shard written by the developer is overwritten with their own, so that their spent place judges them", () => {
+    const forged = shardOf(DEVELOPER.username) === "0" ? "1" : "0";
+    const asked = { apiVersion: API_VERSION, kind: PARENT.kind, metadata: { name: "dana-4", labels: { [SHARD_LABEL]: forged } }, spec: {} };
+    const stored = { ...asked, metadata: { ...asked.metadata, labels: { ...asked.metadata.labels, ...writtenFor(DEVELOPER).labels } } };
+    assert.equal(stored.metadata.labels[SHARD_LABEL], shardOf(DEVELOPER.username));
+    assert.equal(againstEach(creating(stored), [spent()]).allowed, false);
   });
 
   test("their spent place, counted with the same groups, refuses their create, saying how many, the limit and whom to ask", () => {
-    const { allowed, message } = againstEach(creating(project("dana-4")), [spent({ requester: "erin@example.com" }), spent()]);
+    const { allowed, message } = againstEach(creating(recorded("dana-4")), [spent({ requester: "erin@example.com" }), spent()]);
     assert.equal(allowed, false);
     assert.equal(
       message,
@@ -257,31 +310,33 @@ describe("admission: a developer who holds all they may is refused", () => {
   test("the spent place sync asks for is the one that refuses: held by the highest holder, it refuses the requester's next create", () => {
     const [, spentPlace] = placesIn(syncHolding("dana-3", DEVELOPER, 3, [1, 2]));
     assert.ok(spentPlace, "sync asks for it");
-    assert.equal(againstEach(creating(project("dana-4")), [spentPlace]).allowed, false);
-    assert.equal(againstEach(creating(project("dana-3")), placesIn(syncHolding("dana-2", DEVELOPER, 2, [1]))).allowed, true, "below the limit, none");
+    assert.equal(againstEach(creating(recorded("dana-4")), [spentPlace]).allowed, false);
+    assert.equal(againstEach(creating(recorded("dana-3")), placesIn(syncHolding("dana-2", DEVELOPER, 2, [1]))).allowed, true, "below the limit, none");
   });
 
   test("one Project held is said so, and a budget lowered below what is held too", () => {
-    assert.match(String(againstEach(creating(project("dana-2")), [spent({ held: 1, limit: 1 })]).message), /^dana@example\.com holds 1 Project and may hold 1 /);
-    assert.match(String(againstEach(creating(project("dana-6")), [spent({ held: 5, limit: 2 })]).message), /^dana@example\.com holds 5 Projects and may hold 2 /);
+    assert.match(String(againstEach(creating(recorded("dana-2")), [spent({ held: 1, limit: 1 })]).message), /^dana@example\.com holds 1 Project and may hold 1 /);
+    assert.match(String(againstEach(creating(recorded("dana-6")), [spent({ held: 5, limit: 2 })]).message), /^dana@example\.com holds 5 Projects and may hold 2 /);
   });
 
   test("with a budget of 0 the refusal says they may hold none, and whom to ask for one, not to delete one they cannot have", () => {
-    const message = String(againstEach(creating(project("dana-1")), [spent({ held: 0, limit: 0 })]).message);
+    const message = String(againstEach(creating(recorded("dana-1")), [spent({ held: 0, limit: 0 })]).message);
     assert.match(message, /^dana@example\.com may hold no Project \(ProjectBudget default\), so none can be created\. Ask .+ for one\.$/);
     assert.doesNotMatch(message, /Delete one/);
   });
 
   test("another requester's spent place, or their own counted before they joined another group (a budget that may be larger), is sync's to judge", () => {
-    assert.equal(againstEach(creating(project("dana-4")), [spent({ requester: "erin@example.com" })]).allowed, true);
-    assert.equal(againstEach(creating(project("dana-4")), [spent({ requester: "dana!example.com" })]).allowed, true);
-    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: ["leads", ...DEVELOPER.groups] }), [spent()]).allowed, true);
+    // In the developer's shard, so that it is evaluated against their create.
+    const theirShard = shardOf(DEVELOPER.username);
+    assert.deepEqual(againstEach(creating(recorded("dana-4")), [spent({ requester: "erin@example.com", shard: theirShard })]), { allowed: true, message: undefined, judgedAgainst: 1 });
+    assert.deepEqual(againstEach(creating(recorded("dana-4")), [spent({ requester: "dana!example.com", shard: theirShard })]), { allowed: true, message: undefined, judgedAgainst: 1 });
+    assert.equal(againstEach(creating(recorded("dana-4"), { ...DEVELOPER, groups: ["leads", ...DEVELOPER.groups] }), [spent()]).allowed, true);
   });
 
   test("their spent place refuses them with the same groups in any order, or with fewer, which never give a larger budget", () => {
-    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: [...DEVELOPER.groups].reverse() }), [spent()]).allowed, false, "in another order");
-    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: ["system:authenticated"] }), [spent()]).allowed, false, "with fewer");
-    assert.equal(againstEach(creating(project("dana-4"), { ...DEVELOPER, groups: [] }), [spent()]).allowed, false, "with none");
+    assert.equal(againstEach(creating(recorded("dana-4"), { ...DEVELOPER, groups: [...DEVELOPER.groups].reverse() }), [spent()]).allowed, false, "in another order");
+    assert.equal(againstEach(creating(recorded("dana-4"), { ...DEVELOPER, groups: ["system:authenticated"] }), [spent()]).allowed, false, "with fewer");
+    assert.equal(againstEach(creating(recorded("dana-4"), { ...DEVELOPER, groups: [] }), [spent()]).allowed, false, "with none");
   });
 
   test("a place that is not a spent one says nothing, were it ever selected", () => {
@@ -290,8 +345,10 @@ describe("admission: a developer who holds all they may is refused", () => {
     assert.equal(admit(budgetPolicy, creating(project("dana-4")), numbered as any).allowed, true);
   });
 
-  test("a holder of administer is not limited, and nothing but a create is refused", () => {
-    assert.equal(admit(budgetPolicy, creating(project("ops"), { ...ADMINISTRATOR, username: DEVELOPER.username, groups: DEVELOPER.groups }), spent() as any).matched, false);
+  test("a holder of administer is not limited: their Project has no shard, and one they label with a shard is admitted; nothing but a create is refused", () => {
+    const administrator = { ...ADMINISTRATOR, username: DEVELOPER.username, groups: DEVELOPER.groups };
+    assert.equal(againstEach(creating(project("ops"), administrator), [spent()]).judgedAgainst, 0);
+    assert.deepEqual(againstEach(creating(recorded("ops"), administrator), [spent()]), { allowed: true, message: undefined, judgedAgainst: 1 });
     assert.equal(admit(budgetPolicy, updating(recorded("dana-1"), recorded("dana-1")), spent() as any).matched, false);
   });
 });
@@ -399,8 +456,8 @@ describe("admission: the budget is kept from a stray delete", () => {
   });
 
   test("every budget policy and binding is held by the uninstall's finalizer", () => {
-    const ours = objects.filter((object) => /AdmissionPolicy/.test(object.kind) && /-(requester|requester-record|budget|budget-protection)$/.test(object.metadata.name));
-    assert.equal(ours.length, 8);
+    const ours = objects.filter((object) => /AdmissionPolicy/.test(object.kind) && /-(requester|requester-record|budget|budget-\d+|budget-protection)$/.test(object.metadata.name));
+    assert.equal(ours.length, 7 + SHARDS);
     for (const object of ours) assert.deepEqual(object.metadata.finalizers, ["agrrh.com/uninstall-deliberately"], object.metadata.name);
   });
 });

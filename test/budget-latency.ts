@@ -1,9 +1,11 @@
 // `npx tsx test/budget-latency.ts 100 1000 10000`: how long a developer's create
 // takes while that many requesters are at their limit. The budget's
-// admission policy is evaluated once per such requester (each one's spent
-// place is a param of it) on every developer's create, so this is what it
-// costs a cluster as its developers fill their budgets; the rest of a
-// create's admission does not grow with the fleet.
+// admission policy is evaluated once per such requester in the creator's
+// shard (each one's spent place is a param of the shard's binding) on every
+// developer's create, so this is what it costs a cluster as its developers
+// fill their budgets; the rest of a create's admission does not grow with
+// the fleet. LATENCY_ONE_SHARD=1 names every requester into the creator's
+// shard: the worst case, for names chosen to fall together.
 //
 // On the current context, as a cluster admin: it creates a binding of the
 // requester role for a group of its own, and the spent places of made-up
@@ -11,13 +13,12 @@
 // with the run, then times server-side dry-run creates of a Project (nothing
 // is stored) by one of the group, through `kubectl proxy`. It deletes exactly
 // what it made. KUBECTL names the kubectl to run.
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
 import { API_VERSION, GROUP, PARENT } from "../sync.ts";
-import { PLACE, REQUESTER_HASH_LABEL, SPENT_LABEL, requesterHash, spentNameFor } from "../features/budget.ts";
-import { kubectlProcess } from "./kubectl.ts";
+import { PLACE, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf, spentNameFor } from "../features/budget.ts";
+import { kubectlProcess, kubectlProxy } from "./kubectl.ts";
 import { REQUESTER_ROLE } from "./e2e.ts";
 
 const counts = process.argv.slice(2).map(Number);
@@ -39,27 +40,23 @@ const must = async (args: string[], input?: string) => {
   return result.stdout;
 };
 
-/** `kubectl proxy` on a free port: requests through it are the admin's, or whom they impersonate. */
-async function proxy() {
-  const child = spawn(command, ["proxy", "--port=0"], { stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("kubectl proxy did not start within 10 s")), 10_000);
-    child.stdout.on("data", (chunk: Buffer) => {
-      const port = /127\.0\.0\.1:(\d+)/.exec(String(chunk))?.[1];
-      if (port) (clearTimeout(timer), resolve(`http://127.0.0.1:${port}`));
-    });
-    child.on("exit", () => reject(new Error("kubectl proxy exited")));
-  });
-  return { url, stop: () => child.kill() };
-}
-
-const holder = (index: number) => `${run}-holder-${index}`;
+const oneShard = process.env["LATENCY_ONE_SHARD"] === "1";
+/** The index-th made-up requester, in the creator's shard if asked. */
+const holders: string[] = [];
+let named = 0;
+const holder = (index: number) => {
+  while (holders.length <= index) {
+    const name = `${run}-holder-${named++}`;
+    if (!oneShard || shardOf(name) === shardOf(DEVELOPER)) holders.push(name);
+  }
+  return holders[index]!;
+};
 const spentPlace = (index: number) => {
   const hash = requesterHash(holder(index));
   return {
     apiVersion: PLACE.apiVersion,
     kind: PLACE.kind,
-    metadata: { name: spentNameFor(hash), labels: { [REQUESTER_HASH_LABEL]: hash, [SPENT_LABEL]: "true", [RUN_LABEL]: run } },
+    metadata: { name: spentNameFor(hash), labels: { [REQUESTER_HASH_LABEL]: hash, [SPENT_LABEL]: "true", [SHARD_LABEL]: shardOf(holder(index)), [RUN_LABEL]: run } },
     // Its groups as the API server records them: impersonated, a user is in system:authenticated too.
     spec: { requester: holder(index), groups: `${DEVELOPERS}\nsystem:authenticated`, held: 3, limit: 3, contact: `the run ${run}` },
   };
@@ -69,7 +66,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const p90 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.9)] ?? NaN;
 
 async function main() {
-  const { url, stop } = await proxy();
+  const { url, stop } = await kubectlProxy(command);
   const request = (path: string, init: RequestInit = {}) => fetch(`${url}${path}`, { ...init, headers: { "content-type": "application/json", ...init.headers } });
   const as = (user: string) => ({ "Impersonate-User": user, "Impersonate-Group": DEVELOPERS });
   const createAs = (user: string) =>
@@ -81,7 +78,7 @@ async function main() {
   const binding = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: run }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: REQUESTER_ROLE }, subjects: [{ kind: "Group", name: DEVELOPERS, apiGroup: "rbac.authorization.k8s.io" }] };
   try {
     await must(["create", "-f", "-"], stringify(binding));
-    console.log("| requesters at their limit | a developer's create, median | p90 |\n| --- | --- | --- |");
+    console.log("| requesters at their limit | of them in the creator's shard | a developer's create, median | p90 |\n| --- | --- | --- | --- |");
     let made = 0;
     for (const count of [...counts].sort((a, b) => a - b)) {
       // Twenty at a time, as a busy Metacontroller writes them.
@@ -105,7 +102,8 @@ async function main() {
         timings.push(performance.now() - started);
         if (answer.status !== 201) throw new Error(`${DEVELOPER}'s dry-run create was refused: ${answer.status} ${await answer.text()}`);
       }
-      console.log(`| ${count.toLocaleString("en")} | ${median(timings).toFixed(1)} ms | ${p90(timings).toFixed(1)} ms |`);
+      const inShard = Array.from({ length: count }, (_, index) => holder(index)).filter((name) => shardOf(name) === shardOf(DEVELOPER)).length;
+      console.log(`| ${count.toLocaleString("en")} | ${inShard.toLocaleString("en")} | ${median(timings).toFixed(1)} ms | ${p90(timings).toFixed(1)} ms |`);
     }
   } finally {
     const places = await request(`/apis/${PLACE.apiVersion}/${PLACE.plural}?labelSelector=${encodeURIComponent(`${RUN_LABEL}=${run}`)}`, { method: "DELETE" });

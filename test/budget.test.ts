@@ -32,11 +32,13 @@ import {
   REQUESTER_ANNOTATION,
   REQUESTER_GROUPS_ANNOTATION,
   REQUESTER_HASH_LABEL,
+  SHARD_LABEL,
   SPENT_LABEL,
   budget as budgetFeature,
   limitFor,
   placeNameFor,
   requesterHash,
+  shardOf,
   spentNameFor,
   type Place,
 } from "../features/budget.ts";
@@ -72,7 +74,7 @@ function spentOf(held: number, limit: number, { requester = DANA, groups = DEVEL
   return {
     apiVersion: "agrrh.com/v1",
     kind: "ProjectPlace",
-    metadata: { name: `${hash}-spent`, labels: { "agrrh.com/requester-hash": hash, "agrrh.com/budget-spent": "true" } },
+    metadata: { name: `${hash}-spent`, labels: { "agrrh.com/requester-hash": hash, "agrrh.com/budget-spent": "true", "agrrh.com/requester-shard": shardOf(requester) } },
     spec: { requester, groups: groups.join("\n"), held, limit, contact },
   };
 }
@@ -142,7 +144,7 @@ describe("budget: the names", () => {
     assert.equal(PLACE.apiVersion, API_VERSION);
     assert.equal(BUDGETS, `${BUDGET.kind}.${API_VERSION}`);
     assert.equal(PLACES, `${PLACE.kind}.${API_VERSION}`);
-    for (const key of [REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SPENT_LABEL]) assert.ok(key.startsWith(`${GROUP}/`), key);
+    for (const key of [REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SPENT_LABEL, SHARD_LABEL]) assert.ok(key.startsWith(`${GROUP}/`), key);
   });
 
   test("sync reads the places as a child group (its own) and as a related group (the requester's), and the budgets as related", () => {

@@ -212,6 +212,25 @@ const AUTHORIZER_CHECK =
  * declares a paramKind; the manifest's one such binding admits when it
  * selects none, so a caller evaluates each it selects).
  */
+/** Whether a label selector selects these labels, as far as the manifest's selectors go. */
+export const selects = (selector: any = {}, labels: Record<string, string>) =>
+  Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value) &&
+  (selector.matchExpressions ?? []).every(({ key, operator }: { key: string; operator: string }) => {
+    if (operator !== "Exists") throw new Error(`selector operator ${operator} is not simulated`);
+    return key in labels;
+  });
+
+/**
+ * The params each of a policy's bindings judges a request against, as the
+ * API server picks them: the bindings whose objectSelector selects the
+ * object, and of `candidates`, those each one's paramRef selects.
+ */
+export function paramsJudging(bindings: any[], request: AdmissionRequest, candidates: { metadata: { labels?: Record<string, string> } }[]) {
+  return bindings
+    .filter((binding) => selects(binding.spec.matchResources?.objectSelector, (request.object as any)?.metadata?.labels ?? {}))
+    .flatMap((binding) => candidates.filter((candidate) => selects(binding.spec.paramRef.selector, candidate.metadata.labels ?? {})));
+}
+
 export function admit(policy: any, request: AdmissionRequest, params?: Json): { matched: boolean; allowed: boolean; message?: string } {
   const rules: any[] = policy.spec.matchConstraints.resourceRules;
   const ruleMatches = rules.some(
@@ -223,12 +242,6 @@ export function admit(policy: any, request: AdmissionRequest, params?: Json): { 
   );
   // Against both the object and the old one, matching if either does.
   const labelled = [request.object, request.oldObject].filter((object): object is any => object !== undefined && object !== null);
-  const selects = (selector: any = {}, labels: Record<string, string>) =>
-    Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value) &&
-    (selector.matchExpressions ?? []).every(({ key, operator }: { key: string; operator: string }) => {
-      if (operator !== "Exists") throw new Error(`selector operator ${operator} is not simulated`);
-      return key in labels;
-    });
   const { objectSelector, namespaceSelector } = policy.spec.matchConstraints;
   const selected =
     labelled.some((object) => selects(objectSelector, object.metadata?.labels ?? {})) &&

@@ -28,6 +28,24 @@ export function kubectlProcess(command = "kubectl"): Kubectl {
     });
 }
 
+/**
+ * `kubectl proxy` on a free port, for scripts that send many requests:
+ * requests through it are the caller's, or whom an Impersonate-User header
+ * names, without a process each.
+ */
+export async function kubectlProxy(command = "kubectl"): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(command, ["proxy", "--port=0"], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => (child.kill(), reject(new Error("kubectl proxy did not start within 10 s"))), 10_000);
+    child.stdout.on("data", (chunk: Buffer) => {
+      const port = /127\.0\.0\.1:(\d+)/.exec(String(chunk))?.[1];
+      if (port) (clearTimeout(timer), resolve(`http://127.0.0.1:${port}`));
+    });
+    child.on("exit", () => (clearTimeout(timer), reject(new Error("kubectl proxy exited"))));
+  });
+  return { url, stop: () => child.kill() };
+}
+
 export const describeObject = (object: KubeObject) =>
   `${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`;
 

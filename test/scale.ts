@@ -12,7 +12,10 @@
 // answers that were not 200 or 304. METACONTROLLER_METRICS, if set, is
 // Metacontroller's metrics URL (the local control plane's is
 // http://127.0.0.1:19999/metrics): the API requests it made are counted from
-// client-go's counter. KUBECTL names the kubectl to run.
+// client-go's counter, and its memory and CPU from its process metrics; the
+// API server's come from its own /metrics, where the caller may read them.
+// WEBHOOK_PID, if set, is the webhook's process on this host, whose memory
+// and CPU are read from /proc. KUBECTL names the kubectl to run.
 // feature: integrations
 //
 // SCALE_INTEGRATIONS=K gives the run's profile K integrations, each after the
@@ -33,7 +36,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
 import { API_VERSION, GROUP, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
-import { kubectlProcess } from "./kubectl.ts";
+import { kubectlProcess, kubectlProxy } from "./kubectl.ts";
 import { endedPod } from "./e2e.ts"; // feature: integrations
 import { INTEGRATIONS_NAMESPACE, LABELS } from "../features/integrations.ts"; // feature: integrations
 import { BUDGET } from "../features/budget.ts"; // feature: budget
@@ -43,7 +46,10 @@ const count = Number(process.argv[2] ?? "100");
 const run = `scale-${randomBytes(3).toString("hex")}`;
 const kubectl = kubectlProcess(process.env["KUBECTL"] || undefined);
 const never = new AbortController().signal;
-const DEADLINE_MS = 900_000;
+// Each phase, at the slowest rate measured (about 4 Projects a second), with room.
+const DEADLINE_MS = Math.max(900_000, count * 600);
+// Creates at once: enough to keep Metacontroller busy, few enough for the machine.
+const CREATES_AT_ONCE = 20;
 const RUN_LABEL = `${GROUP}/scale-run`;
 /** An image no node pulls: where no kubelet runs, the run plays it. */
 const IMAGE = "registry.invalid/scale:1"; // feature: integrations
@@ -146,6 +152,42 @@ async function until(what: string, done: () => Promise<boolean>): Promise<void> 
 
 // Each sync request's size, in order, so that a report takes the largest of its own.
 type Costs = { sync: number; customize: number; finalize: number; syncSizes: number[]; refused: number; requests: Record<string, number> };
+
+/**
+ * Memory and CPU, where they can be read: Metacontroller's and the API
+ * server's from their process metrics, the webhook's from /proc. The
+ * resident size is now; `peak` is the most the process held since it began.
+ */
+type Usage = Record<string, { cpuSeconds: number; residentBytes: number; peakBytes?: number }>;
+
+async function usage(): Promise<Usage> {
+  const found: Usage = {};
+  const fromMetrics = (text: string) => ({
+    cpuSeconds: Number(/^process_cpu_seconds_total (\S+)$/m.exec(text)?.[1]),
+    residentBytes: Number(/^process_resident_memory_bytes (\S+)$/m.exec(text)?.[1]),
+  });
+  const metrics = process.env["METACONTROLLER_METRICS"];
+  if (metrics) found["Metacontroller"] = fromMetrics(await (await fetch(metrics)).text());
+  const apiServer = await kubectl(["get", "--raw", "/metrics"], undefined, never);
+  if (apiServer.ok) found["the API server"] = fromMetrics(apiServer.stdout);
+  const pid = process.env["WEBHOOK_PID"];
+  if (pid) {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kibibytes = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)?.[1]) * 1024;
+    // utime and stime, the 14th and 15th fields, in clock ticks of 1/100 s.
+    const [utime, stime] = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ").slice(11, 13).map(Number);
+    found["the webhook"] = { cpuSeconds: (utime! + stime!) / 100, residentBytes: kibibytes("VmRSS"), peakBytes: kibibytes("VmHWM") };
+  }
+  return found;
+}
+
+function reportUsage(what: string, before: Usage, after: Usage, seconds: number) {
+  for (const [who, now] of Object.entries(after)) {
+    const cpu = now.cpuSeconds - (before[who]?.cpuSeconds ?? now.cpuSeconds);
+    const peak = now.peakBytes === undefined ? "" : `, at most ${(now.peakBytes / 2 ** 20).toFixed(0)} MiB`;
+    console.log(`${what}, ${who}: ${cpu.toFixed(1)} CPU seconds (${(cpu / seconds).toFixed(2)} cores), ${(now.residentBytes / 2 ** 20).toFixed(0)} MiB resident after${peak}`);
+  }
+}
 
 async function costs(): Promise<Costs> {
   const log = process.env["WEBHOOK_LOG"];
@@ -258,21 +300,28 @@ if (import.meta.filename === process.argv[1]) {
   const { prerequisites, projects, creators, selector } = runObjects(run, count, integrations, requesters, process.env["SCALE_UNLIMITED"] === "1");
   const kubelet = new AbortController();
   const created: typeof prerequisites = [];
+  const proxy = await kubectlProxy(process.env["KUBECTL"] || undefined);
   try {
     for (const object of prerequisites) {
       await must(["create", "-f", "-"], stringify(object));
       created.push(object);
     }
     const before = await costs();
+    const usedBefore = await usage();
     if (integrations) void playTheKubelet(kubelet.signal); // feature: integrations
     const started = Date.now();
-    // One create per creator, all at once.
-    const byCreator = new Map<string | undefined, typeof projects>();
-    projects.forEach((project, index) => byCreator.set(creators[index], [...(byCreator.get(creators[index]) ?? []), project]));
+    // Through one kubectl proxy, CREATES_AT_ONCE at a time, each as its creator:
+    // a kubectl process each would cost the machine more than the Projects.
+    const waiting = projects.map((project, index) => ({ project, creator: creators[index] }));
     await Promise.all(
-      [...byCreator].map(([creator, items]) =>
-        must(["create", "-f", "-", ...(creator ? ["--as", creator, "--as-group", `${run}-devs`] : [])], stringify({ apiVersion: "v1", kind: "List", items })),
-      ),
+      Array.from({ length: CREATES_AT_ONCE }, async () => {
+        for (let next = waiting.shift(); next; next = waiting.shift()) {
+          const { project, creator } = next;
+          const headers = { "content-type": "application/json", ...(creator ? { "Impersonate-User": creator, "Impersonate-Group": `${run}-devs` } : {}) };
+          const answer = await fetch(`${proxy.url}/apis/${API_VERSION}/${PARENT.plural}`, { method: "POST", headers, body: JSON.stringify(project) });
+          if (answer.status !== 201) throw new Error(`Project ${project.metadata.name} was not created: ${answer.status} ${await answer.text()}`);
+        }
+      }),
     );
     let ready: { created: number; ready: number }[] = [];
     await until(`${count} Projects Ready`, async () => {
@@ -285,6 +334,7 @@ if (import.meta.filename === process.argv[1]) {
       return ready.length === count;
     });
     const allReady = (Date.now() - started) / 1000;
+    reportUsage("while creating them", usedBefore, await usage(), allReady);
     console.log(`${count} Projects (spec: ${JSON.stringify(projects[0]?.spec)}): all Ready after ${allReady.toFixed(0)} s`);
     console.log(`median create to Ready: ${(median(ready.map(({ created, ready: at }) => at - created)) / 1000).toFixed(0)} s (whole seconds, as Kubernetes stamps them)`);
     // Settled: what the next edit costs starts from here.
@@ -294,9 +344,10 @@ if (import.meta.filename === process.argv[1]) {
     await addAMember(selector, await settledCosts()); // feature: members
   } finally {
     kubelet.abort();
+    proxy.stop();
     const beforeDeleting = await costs();
     const deleting = Date.now();
-    await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", "--timeout=600s"], undefined, never);
+    await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", `--timeout=${DEADLINE_MS / 1000}s`], undefined, never);
     console.log(`deleted the run's ${count} Projects in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
     report("deleting them", beforeDeleting, await settledCosts());
     // The profile and the budget are kept from a stray delete until annotated so.
