@@ -34,7 +34,7 @@ import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL,
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
-import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, requesterHash } from "../features/budget.ts"; // feature: budget
+import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf } from "../features/budget.ts"; // feature: budget
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
 
@@ -1316,6 +1316,12 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.deepEqual(places.filter((each) => each.project).map((each) => each.project).sort(), working, "each working Project holds one place, and only they");
       assert.deepEqual(places.filter((each) => each.project).map((each) => each.place).sort(), Array.from({ length: SPENDERS_GET }, (_, n) => n + 1), "places 1 to the budget");
       assert.deepEqual(places.filter((each) => !each.project).map((each) => [each.held, each.limit]), [[SPENDERS_GET, SPENDERS_GET]], "the one that says all are taken");
+      // The API server's CEL and sync put the spender in the same shard, which the binding of that shard reads.
+      const shardOfEach = `jsonpath={.items[*].metadata.labels.${SHARD_LABEL.replaceAll(".", "\\.")}}`;
+      const projectShards = (await must(["get", PARENT.plural, ...held.map((each) => each.name), "-o", shardOfEach])).split(" ");
+      const placeShards = (await must(["get", PLACE.plural, "-l", `${REQUESTER_HASH_LABEL}=${requesterHash(SPENDER)},${SPENT_LABEL}=true`, "-o", shardOfEach])).split(" ");
+      assert.deepEqual([projectShards.length, placeShards.length], [held.length, 1]);
+      assert.deepEqual([...new Set([...projectShards, ...placeShards])], [shardOf(SPENDER)], "one shard for the spender's Projects and their spent place");
       for (const over of held.filter((each) => each.reason === "OverBudget")) {
         assert.match(over.message ?? "", new RegExp(`^${SPENDER} holds ${SPENDERS_GET} Projects and may hold ${SPENDERS_GET} \\(ProjectBudget ${BUDGET.name}\\), so Project ${over.name} gets no Namespace, and so no access and no integrations: its members may only read it\\..* or ask ${(over.budget?.contact ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} for a larger budget\\.$`));
         assert.equal(await madeFor(over.uid), "", `${over.name} got something`);
@@ -1362,7 +1368,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       for (const each of over) assert.equal(await madeFor(each.uid), "", `${each.name} got something though ${SPENDER} still holds ${everyoneGets}`);
     });
 
-    await step(`48. ${SPENDER} cannot get around the budget: by rewriting who created a Project, by naming a Group, by handing one over, or by naming another as its requester`, async () => {
+    await step(`48. ${SPENDER} cannot get around the budget: by rewriting who created a Project, by writing another shard onto one, by naming a Group, by handing one over, or by naming another as its requester`, async () => {
       const [mine] = (await heldBy(SPENDER)).filter((each) => each.reason === "NamespaceActive");
       assert.ok(mine);
       for (const args of [
@@ -1372,6 +1378,10 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       ]) {
         assert.match(await refusedTo(asSpender, args), new RegExp(`Project ${mine.name} records who created it, and so whose budget it counts in`));
       }
+      // A shard of their own choosing is written over, so their spent place still judges them.
+      const otherShard = memberProject(`e2e-${RUN}-spend-shard`, [{ kind: "User", name: SPENDER, role: "admin" }]);
+      otherShard.metadata = { ...otherShard.metadata, labels: { [SHARD_LABEL]: shardOf(SPENDER) === "0" ? "1" : "0" } } as KubeObject["metadata"];
+      assert.match((await createAs(asSpender, otherShard)).stderr, spent(everyoneGets));
       const throughGroup = await createAs(asSpender, memberProject(`e2e-${RUN}-spend-group`, [{ kind: "Group", name: SPENDERS, role: "admin" }]));
       assert.equal(throughGroup.ok, false, "a Project with the spender's Group as admin was admitted");
       assert.match(throughGroup.stderr, spent(everyoneGets));
