@@ -26,9 +26,11 @@
 //
 // SCALE_REQUESTERS=R has R developers create the Projects, count / R each
 // (impersonated, in a group of the run's), within a ProjectBudget of the
-// run's that gives them exactly that many: what a developer's create costs
-// against an admin's. SCALE_UNLIMITED=1 gives their group unlimited: true
-// instead, as a team's robot may have.
+// run's that gives them that many: what a developer's create costs against
+// an admin's. Grants add up, so where ProjectBudget default gives more (3,
+// built in), they are below their limit and hold no spent place; at count /
+// R of at least that, each ends at their limit. SCALE_UNLIMITED=1 gives
+// their group unlimited: true instead, as a team's robot may have.
 // end feature: budget
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
