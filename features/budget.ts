@@ -147,8 +147,8 @@ export type Place = {
 };
 
 // The API server evaluates the budget policy once for each spent place its
-// binding selects, on every developer's create (about 50 microseconds each,
-// measured on 1.36, whatever the expression). So the spent places are split
+// binding selects, on every developer's create (about 0.08 ms each,
+// measured on 1.36: docs/budget.md). So the spent places are split
 // into SHARDS by their requester's name, the mutating policy labels each
 // developer's Project with its shard, and each of the policy's SHARDS
 // bindings selects the Projects and the spent places of one: a create is

@@ -201,17 +201,6 @@ export function authorizedBy(rules: { apiGroups: string[]; resources: string[]; 
 const AUTHORIZER_CHECK =
   /authorizer\.group\('([^']*)'\)\.resource\('([^']*)'\)(?:\.name\(([^()]*)\))?\.check\('([^']*)'\)\.allowed\(\)/g;
 
-/**
- * What a ValidatingAdmissionPolicy decides, as far as the manifest's
- * policies use it: resourceRules (group, resource, operation, resourceNames
- * against the request's name), the objectSelector's matchLabels and
- * matchExpressions Exists against the labels of the object or the old one
- * (either matching will do), the namespaceSelector's matchExpressions Exists against its
- * Namespace's, matchConditions, variables, then the validations in order,
- * with `params` one object its binding selects (required where the policy
- * declares a paramKind; the manifest's one such binding admits when it
- * selects none, so a caller evaluates each it selects).
- */
 /** Whether a label selector selects these labels, as far as the manifest's selectors go. */
 export const selects = (selector: any = {}, labels: Record<string, string>) =>
   Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value) &&
@@ -231,6 +220,17 @@ export function paramsJudging(bindings: any[], request: AdmissionRequest, candid
     .flatMap((binding) => candidates.filter((candidate) => selects(binding.spec.paramRef.selector, candidate.metadata.labels ?? {})));
 }
 
+/**
+ * What a ValidatingAdmissionPolicy decides, as far as the manifest's
+ * policies use it: resourceRules (group, resource, operation, resourceNames
+ * against the request's name), the objectSelector's matchLabels and
+ * matchExpressions Exists against the labels of the object or the old one
+ * (either matching will do), the namespaceSelector's matchExpressions Exists against its
+ * Namespace's, matchConditions, variables, then the validations in order,
+ * with `params` one object its binding selects (required where the policy
+ * declares a paramKind; the manifest's bindings of such a policy admit when
+ * they select none, so a caller evaluates each `paramsJudging` picks).
+ */
 export function admit(policy: any, request: AdmissionRequest, params?: Json): { matched: boolean; allowed: boolean; message?: string } {
   const rules: any[] = policy.spec.matchConstraints.resourceRules;
   const ruleMatches = rules.some(
