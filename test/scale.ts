@@ -269,9 +269,10 @@ async function editTheProfile(selector: string, settled: Costs) {
 
 // feature: budget
 /**
- * How long one more developer's create takes now that the run's developers
- * hold all their budget gives (each has a spent place the budget policy may
- * read): the median of server-side dry runs, which store nothing.
+ * How long one more developer's create takes against the run's places, and
+ * its spent places where its developers reached their limit (the budget
+ * policy reads those of the creator's shard): the median of server-side dry
+ * runs, which store nothing.
  */
 async function timeADevelopersCreate(url: string) {
   const newcomer = `${run}-dev-new`;
