@@ -197,6 +197,24 @@ describe("admission: who created a Project is recorded", () => {
     assert.equal(admit(recordPolicy, creating(project("ops"), ADMINISTRATOR)).matched, false, "a holder of administer needs none");
   });
 
+  // The bytes themselves never reach a JavaScript string: the API server's
+  // regexp reads each as U+FFFD, which is what this test can send (e2e step
+  // 49 sends the bytes).
+  test("a developer whose name holds U+FFFD, as a name that is not UTF-8 is stored, is refused: two such names would share one budget", () => {
+    for (const username of ["eve\uFFFD", "\uFFFD", "e\uFFFDve@example.com"]) {
+      const eve = { ...DEVELOPER, username };
+      const { allowed, message } = admit(recordPolicy, creating(recorded("eve-1", eve), eve));
+      assert.equal(allowed, false, JSON.stringify(username));
+      assert.match(String(message), /not UTF-8/);
+    }
+    for (const username of ["ève", "eve\uFFFE", "名前", "eve🙂"]) {
+      const other = { ...DEVELOPER, username };
+      assert.equal(admit(recordPolicy, creating(recorded("eve-1", other), other)).allowed, true, username);
+    }
+    const stored = recorded("eve-1", { ...DEVELOPER, username: "eve\uFFFD" });
+    assert.equal(admit(recordPolicy, updating(stored, stored, { ...DEVELOPER, username: "eve\uFFFD" })).allowed, true, "at create only");
+  });
+
   const edits: [string, (object: any) => void][] = [
     ["the requester renamed", (object) => (object.metadata.annotations[REQUESTER_ANNOTATION] = "erin@example.com")],
     ["the requester removed", (object) => delete object.metadata.annotations[REQUESTER_ANNOTATION]],

@@ -38,7 +38,7 @@ import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
 
-import { describeObject, kubectlProcess, type KubeObject, type Kubectl } from "./kubectl.ts";
+import { describeObject, kubectlProcess, kubectlProxy, type KubeObject, type Kubectl } from "./kubectl.ts";
 
 export interface E2eOptions {
   kubectl: Kubectl;
@@ -53,6 +53,8 @@ export interface E2eOptions {
   error: (line: string) => void;
   /** How long to wait between two looks at the cluster. */
   pollMs?: number;
+  /** The API server over plain HTTP as the admin, for what kubectl cannot send: a header of raw bytes. */
+  apiProxy?: () => Promise<{ url: string; stop: () => void }>;
 }
 
 const TIMEOUT = "180s";
@@ -1399,7 +1401,28 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(stored.metadata.annotations[REQUESTER_ANNOTATION], LEAD);
     });
 
-    await step(`49. two developers whose names one label could not tell apart hold places of their own, and neither's Projects come with the other's syncs`, async () => {
+    await step(`49. two developers whose names one label could not tell apart hold places of their own, and neither's Projects come with the other's syncs; two whose names differ only in bytes that are not UTF-8 (stored alike) may create none`, async () => {
+      // kubectl's --as is UTF-8 by the time it is an argument, so the bytes go as a header.
+      assert.ok(options.apiProxy, "the run needs apiProxy to send a name that is not UTF-8");
+      const proxy = await options.apiProxy();
+      try {
+        for (const bad of ["\xff", "\xfe"]) {
+          // Each character below 256 of a header goes as that byte.
+          const who = `e2e-${RUN}-bytes-${bad}`;
+          const body = JSON.stringify(memberProject(`e2e-${RUN}-bytes`, [{ kind: "Group", name: DEVELOPERS, role: "admin" }]));
+          const answer = await fetch(`${proxy.url}/apis/${API_VERSION}/${PARENT.plural}?dryRun=All`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "Impersonate-User": who, "Impersonate-Group": DEVELOPERS },
+            body,
+            signal: AbortSignal.any([options.interrupted, AbortSignal.timeout(TIMEOUT_MS)]),
+          });
+          const text = await answer.text();
+          assert.equal(answer.status, 403, text);
+          assert.match(text, /this user name holds bytes that are not UTF-8/);
+        }
+      } finally {
+        proxy.stop();
+      }
       // A label can hold neither; its letters and digits were the same label once.
       const [first, second] = [`e2e ${RUN} twin`, `e2e.${RUN}.twin`];
       const twins = [first, second].map((who, index) => ({ who, project: memberProject(`e2e-${RUN}-twin-${index}`, [{ kind: "User", name: who, role: "admin" }]) }));
@@ -1553,6 +1576,7 @@ if (import.meta.filename === process.argv[1]) {
   });
   process.exitCode = await runE2e({
     kubectl: kubectlProcess(process.env["KUBECTL"] || undefined),
+    apiProxy: () => kubectlProxy(process.env["KUBECTL"] || undefined),
     webhookUrl: process.env["WEBHOOK_URL"],
     requireCluster: process.env["E2E_REQUIRE_CLUSTER"] === "1",
     interrupted: interrupted.signal,
