@@ -9,7 +9,7 @@
  * children until the cluster matches, and writes our status onto the Project.
  *
  * This file is that seed and the frame around it, top to bottom: 1. the
- * names; 2. the features it composes, each a file in features/; 3. the
+ * names, and the spec fields the Namespace's annotations come from; 2. the features it composes, each a file in features/; 3. the
  * request schema; 4. the types of the answers, and of what a feature gives
  * and gets; 5. the rules of the Namespace; 6. `customize`; 7. `sync`, first
  * the status from what was observed, then the desired children; 8.
@@ -36,6 +36,18 @@ export const API_VERSION = `${GROUP}/${VERSION}` as const;
 export const PARENT = { kind: "Project", plural: "projects", singular: "project" } as const;
 /** A Project `x` owns the Namespace `proj-x`. */
 export const NAMESPACE_PREFIX = "proj-";
+// Every Namespace of a Project carries the Project's name under this label:
+// k8s.yaml's guards find a Project's Namespaces by it, and so does a person
+// (`kubectl get namespaces -l agrrh.com/project=<name>`). Written out, not
+// built from GROUP, so that a copy may put it under a domain of its own.
+export const PROJECT_LABEL = "agrrh.com/project";
+
+// The spec fields the core itself reads, each with its default: every one
+// becomes the Namespace's annotation of the same name, and the only ones
+// `sync` ever changes there. k8s.yaml's CRD declares the same fields, with
+// the same defaults (admission.test.ts proves it); a copy that wants other
+// annotations, or none, changes this list and the CRD alone.
+export const NAMESPACE_ANNOTATIONS = { description: "", license: "WTFPL" } as const;
 
 // ## 2. The features
 //
@@ -84,8 +96,7 @@ const entriesOf = (part: (feature: Feature) => Record<string, v.GenericSchema>) 
 };
 
 const ProjectSpec = v.looseObject({
-  description: v.nullish(v.string()),
-  license: v.nullish(v.string()),
+  ...Object.fromEntries(Object.keys(NAMESPACE_ANNOTATIONS).map((field) => [field, v.nullish(v.string())])),
   ...entriesOf((feature) => feature.spec),
 });
 
@@ -184,9 +195,7 @@ export type ObservedChildren = v.InferOutput<typeof ObservedChildren>;
 export type RelatedObjects = v.InferOutput<typeof RelatedObjects>;
 export type ObservedNamespace = v.InferOutput<typeof ObservedNamespace>;
 
-/** The annotations `sync` writes onto the Namespace, and so the only ones it ever changes. */
-export const NAMESPACE_ANNOTATIONS = ["description", "license"] as const;
-type NamespaceAnnotations = Record<(typeof NAMESPACE_ANNOTATIONS)[number], string>;
+type NamespaceAnnotations = Record<keyof typeof NAMESPACE_ANNOTATIONS, string>;
 
 export type Namespace = {
   apiVersion: "v1";
@@ -195,7 +204,7 @@ export type Namespace = {
     name: string;
     /** The Project's name under PROJECT_LABEL, then what the features add. */
     labels: Record<string, string>;
-    /** Both, as the spec says; or, when the spec cannot be carried out, those observed. */
+    /** Each of NAMESPACE_ANNOTATIONS, as the spec says; or, when the spec cannot be carried out, those observed. */
     annotations: Partial<NamespaceAnnotations>;
   };
 };
@@ -330,13 +339,6 @@ export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Re
 
 // ## 5. The rules
 
-export const DEFAULT_LICENSE = "WTFPL";
-
-// Every Namespace of a Project carries the Project's name under this label:
-// k8s.yaml's guards find a Project's Namespaces by it, and so does a person
-// (`kubectl get namespaces -l agrrh.com/project=<name>`).
-export const PROJECT_LABEL = `${GROUP}/${PARENT.singular}` as const;
-
 export function namespaceNameFor(projectName: string): string {
   return NAMESPACE_PREFIX + projectName;
 }
@@ -426,7 +428,7 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
     metadata: {
       name,
       labels: { ...everyNamespaceLabels, ...Object.assign({}, ...plans.map((plan) => plan.labels)) },
-      annotations: { description: parent.spec?.description ?? "", license: parent.spec?.license ?? DEFAULT_LICENSE },
+      annotations: annotationsFor(parent),
     },
   };
   const refusal = whyTheApiServerWouldRefuse(wanted);
@@ -594,9 +596,14 @@ function activeWith(name: string, plans: Plan[], otherNamespaces: string[]): Rea
   return { status: "True", reason: "NamespaceActive", message: `Namespace ${name} is Active${plans.map((plan) => plan.ready ?? "").join("")}.${kept}` };
 }
 
+function annotationsFor(parent: Project): NamespaceAnnotations {
+  const spec: Record<string, unknown> = parent.spec ?? {};
+  return Object.fromEntries(Object.entries(NAMESPACE_ANNOTATIONS).map(([field, fallback]) => [field, spec[field] ?? fallback])) as NamespaceAnnotations;
+}
+
 function ownAnnotationsOf(namespace: ObservedNamespace | undefined): Partial<NamespaceAnnotations> {
   const observed = namespace?.metadata?.annotations ?? {};
-  return Object.fromEntries(NAMESPACE_ANNOTATIONS.flatMap((key) => (observed[key] === undefined ? [] : [[key, observed[key]]])));
+  return Object.fromEntries(Object.keys(NAMESPACE_ANNOTATIONS).flatMap((key) => (observed[key] === undefined ? [] : [[key, observed[key]]])));
 }
 
 function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined {

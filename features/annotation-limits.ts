@@ -44,8 +44,9 @@ export function asGoJson(value: unknown): string {
 export const WORST_BYTES_PER_UNIT = 9;
 export const WORST_FIXED_BYTES = 1024;
 
-function mayExceedAnnotationLimit({ description = "", license = "" }: Namespace["metadata"]["annotations"]): boolean {
-  return WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * (description.length + license.length) > ANNOTATIONS_MAX_BYTES;
+function mayExceedAnnotationLimit(annotations: Namespace["metadata"]["annotations"]): boolean {
+  const units = Object.values(annotations).reduce((sum, value) => sum + (value?.length ?? 0), 0);
+  return WORST_FIXED_BYTES + WORST_BYTES_PER_UNIT * units > ANNOTATIONS_MAX_BYTES;
 }
 
 export const annotationLimits: Feature = {
@@ -58,12 +59,14 @@ export const annotationLimits: Feature = {
     if (!mayExceedAnnotationLimit(namespace.metadata.annotations)) return undefined;
     const bytes = annotationBytes(namespace);
     if (bytes <= ANNOTATIONS_MAX_BYTES) return undefined;
+    const fields = Object.keys(namespace.metadata.annotations);
+    const longest = Object.entries(namespace.metadata.annotations).reduce((most, field) => ((field[1]?.length ?? 0) > (most[1]?.length ?? 0) ? field : most))[0];
     return {
       status: "False",
       reason: "SpecTooLarge",
       message:
-        `description and license would make ${bytes} bytes of annotations on Namespace ${namespace.metadata.name}, ` +
-        `counting the copy Metacontroller keeps; Kubernetes allows ${ANNOTATIONS_MAX_BYTES}. Shorten the description.`,
+        `${fields.join(" and ")} would make ${bytes} bytes of annotations on Namespace ${namespace.metadata.name}, ` +
+        `counting the copy Metacontroller keeps; Kubernetes allows ${ANNOTATIONS_MAX_BYTES}. Shorten the ${longest}.`,
     };
   },
   plan: () => ({ children: [] }),

@@ -5,7 +5,7 @@
 // install.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, DEFAULT_LICENSE, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
+import { API_VERSION, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
 import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, projectVersion, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { admit, evaluateCel, type AdmissionRequest } from "./cel.ts";
@@ -15,8 +15,12 @@ const installPolicy = policyNamed("install-protection");
 const ownershipPolicy = policyNamed("ownership");
 
 describe("admission: the names sync.ts owns", () => {
-  test("the CRD's default license is sync's", () => {
-    assert.equal(projectSchema.properties.spec.properties.license.default, DEFAULT_LICENSE);
+  test("the CRD declares each spec field the Namespace's annotations come from, a string with sync's default (none for an empty one)", () => {
+    const fields = projectSchema.properties.spec.properties;
+    for (const [field, fallback] of Object.entries(NAMESPACE_ANNOTATIONS)) {
+      assert.equal(fields[field]?.type, "string", field);
+      assert.equal(fields[field].default ?? "", fallback, field);
+    }
   });
 });
 
