@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
-import { GROUP, NAMESPACE_PREFIX, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
+import { ObservedChildren, REASONS, sync } from "../sync.ts";
 import { fixture } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
 import { STEADY_FIXTURE, StatusChanged, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
@@ -133,36 +133,7 @@ describe("README", () => {
     }
   });
 
-  // What a copy for another resource must rename: the kind, its plural, its
-  // group, its Namespaces' prefix, and the install's own names in k8s.yaml and
-  // package.json. Taken from where they are defined, so a copy's own names
-  // are searched for without editing this test.
-  const installNames = [
-    manifest.find("Deployment").metadata.namespace,
-    manifest.find("CompositeController").metadata.name,
-    JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).name,
-  ];
   const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const SPECIFIC = new RegExp([GROUP, PARENT.kind, PARENT.plural, NAMESPACE_PREFIX, ...installNames].map(escape).join("|"));
-
-  test(`Make it your own lists every file that names the ${PARENT.kind}, in the repository's own words`, () => {
-    const guide = /^## Make it your own\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? "";
-    // The files to change are the paths in bold; others are mentioned in passing.
-    const listed = new Set([...guide.matchAll(/\*\*`([\w./-]+)`\*\*/g)].map(([, path = ""]) => path));
-    const files = (directory: string): string[] =>
-      readdirSync(new URL(`../${directory}`, import.meta.url), { withFileTypes: true }).flatMap((entry) => {
-        const path = `${directory}${entry.name}`;
-        if ([".git", "node_modules", ".cache"].includes(entry.name)) return [];
-        return entry.isDirectory() ? files(`${path}/`) : [path];
-      });
-    const naming = files("").filter((path) => SPECIFIC.test(readFileSync(new URL(`../${path}`, import.meta.url), "utf8")));
-    // The fixtures are listed as their folder.
-    const unlisted = naming.filter((path) => !listed.has(path) && !(path.startsWith("test/fixtures/") && listed.has("test/fixtures/")));
-    assert.deepEqual(unlisted, [], `files that name the ${PARENT.kind} but are missing from Make it your own`);
-    const unnaming = [...listed].filter((path) => existsSync(new URL(`../${path}`, import.meta.url)) && !path.endsWith("/") && !naming.includes(path));
-    assert.deepEqual(unnaming, [], `files listed in Make it your own that do not name the ${PARENT.kind}: nothing there to change`);
-    assert.ok(naming.length > 10, `${naming.length} files found: the search works`);
-  });
 
   test("every reason sync gives, and every field of its status, is explained in a table of the docs", () => {
     const explained = (name: string) => new RegExp(`^\\| \`${escape(name)}\` \\|`, "m").test(documentation);

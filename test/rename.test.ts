@@ -1,0 +1,98 @@
+// `npm run rename` makes this copy a controller for another resource: the
+// words it replaces, the ones it leaves, and that a renamed copy of this very
+// repository holds none of the old names and renames back to itself.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import { currentNames, filesToRename, gitLabParts, invalidNames, renameFile, renamed, type Names } from "./rename.ts";
+
+const PROJECT: Names = { group: "agrrh.com", kind: "Project", plural: "projects", short: "proj", prefix: "proj-", compounds: ["projectprofiles", "projectprofile"] };
+const TEAM: Names = { group: "teams.example.org", kind: "Team", plural: "teams", short: "team", prefix: "team-" };
+
+describe("rename: the words", () => {
+  test("the kind in each of its forms, inside identifiers too", () => {
+    const text = "Project projects PROJECT_LABEL MAX_PROJECTS memberProject projectName Projects";
+    assert.equal(renamed(text, PROJECT, TEAM), "Team teams TEAM_LABEL MAX_TEAMS memberTeam teamName Teams");
+  });
+
+  test("a word that only starts like it is left alone: projected, projection, GitLab's project_id", () => {
+    const text = "volume.projected, a projection, project_id";
+    assert.equal(renamed(text, PROJECT, TEAM), text);
+  });
+
+  test("the features' kinds named after it are renamed with it, their resources too", () => {
+    assert.equal(renamed("ProjectProfile projectprofiles.agrrh.com projectprofile", PROJECT, TEAM), "TeamProfile teamprofiles.teams.example.org teamprofile");
+  });
+
+  test("the group, also escaped in a regular expression; the prefix and short name where they stand alone", () => {
+    assert.equal(renamed(String.raw`projects.agrrh.com /projects\.agrrh\.com-size/ proj-shop "proj-" - proj`, PROJECT, TEAM), String.raw`teams.teams.example.org /teams\.teams\.example\.org-size/ team-shop "team-" - team`);
+  });
+
+  test("the install's own names follow the singular", () => {
+    assert.equal(renamed("meta-project controller-project project-controller project-integrations", PROJECT, TEAM), "meta-team controller-team team-controller team-integrations");
+  });
+
+  test("'a' becomes 'an' before a kind that starts with a vowel, and back", () => {
+    const order: Names = { group: "shop.example.org", kind: "Order", plural: "orders", short: "ord", prefix: "ord-" };
+    assert.equal(renamed("a Project, A project, an apple", PROJECT, order), "an Order, An order, an apple");
+    assert.equal(renamed("an Order, An order", order, PROJECT), "a Project, A project");
+  });
+
+  test("a plural that is not the singular and an s keeps its own spelling", () => {
+    const policy: Names = { group: "policies.example.org", kind: "Policy", plural: "policies", short: "pol", prefix: "pol-" };
+    assert.equal(renamed("Projects, projects, PROJECTS", PROJECT, policy), "Policies, policies, POLICIES");
+  });
+
+  test("a prefix of another length moves the longest name with it", () => {
+    const longer = { ...TEAM, prefix: "my-team-" };
+    assert.equal(renamed("at most 58 letters, over 58 characters, [-a-z0-9]{0,56}", PROJECT, longer), "at most 55 letters, over 55 characters, [-a-z0-9]{0,53}");
+  });
+
+  test("where GitLab's API speaks, its lower-case project stays, and ours is still renamed", () => {
+    const text = 'api("GET", `projects/${id}`) for Project ${setting("PROJECT")} in proj-shop';
+    assert.equal(renamed(text, PROJECT, TEAM, true), 'api("GET", `projects/${id}`) for Team ${setting("TEAM")} in team-shop');
+  });
+
+  test("names Kubernetes would not take are refused, each naming its option", () => {
+    assert.equal(invalidNames(TEAM), undefined);
+    assert.match(invalidNames({ ...TEAM, group: "teams" }) ?? "", /^--group teams:/);
+    assert.match(invalidNames({ ...TEAM, kind: "team" }) ?? "", /^--kind team:/);
+    assert.match(invalidNames({ ...TEAM, plural: "Teams" }) ?? "", /^--plural Teams:/);
+    assert.match(invalidNames({ ...TEAM, prefix: "team" }) ?? "", /^--prefix team:/);
+  });
+});
+
+describe("rename: this repository", () => {
+  const current = currentNames();
+  const files = filesToRename().map((path) => ({ path, text: readFileSync(new URL(`../${path}`, import.meta.url), "utf8") })).filter(({ text }) => !text.includes("\0"));
+  // Names found nowhere in the repository, with a prefix of another length
+  // that is not the singular and a dash, so that renaming back can tell them apart.
+  const WIDGET: Names = { group: "widgets.example.net", kind: "Widget", plural: "widgets", short: "wdg", prefix: "wd-" };
+
+  test("the names it starts from are sync.ts's, with the CRD's short name and the features' kinds named after it", () => {
+    const manifest = [
+      `{"kind": "CustomResourceDefinition", "spec": {"names": {"kind": "${current.kind}", "plural": "x", "shortNames": ["xs"]}}}`,
+      `{"kind": "CustomResourceDefinition", "spec": {"names": {"kind": "${current.kind}Size", "plural": "y", "singular": "z"}}}`,
+      `{"kind": "CustomResourceDefinition", "spec": {"names": {"kind": "Other", "plural": "o", "singular": "p"}}}`,
+    ].join("\n---\n");
+    assert.deepEqual(currentNames(manifest), { ...current, short: "xs", compounds: ["y", "z"] });
+  });
+
+  test("a renamed copy holds none of the old names, but GitLab's own word where GitLab speaks", () => {
+    const old = new RegExp(String.raw`${current.group.replaceAll(".", String.raw`\\?\.`)}|${current.kind}|${current.kind.toUpperCase()}|(?<![-a-z0-9])${current.prefix}|(?<![-a-z0-9./])${current.short}(?![-a-z0-9])`);
+    const lower = new RegExp(String.raw`${current.kind.toLowerCase()}(?!ed|ion|_)`);
+    const left = files.flatMap(({ path, text }) =>
+      gitLabParts(path, renameFile(path, text, current, WIDGET)).flatMap(({ text: part, speaksGitLab }) =>
+        part.split("\n").flatMap((line) => (old.test(line) || (!speaksGitLab && lower.test(line)) ? [`${path}: ${line.trim().slice(0, 120)}`] : [])),
+      ),
+    );
+    assert.deepEqual(left.slice(0, 10), [], `${left.length} lines`);
+  });
+
+  test("renamed, then renamed back, every file is as it was", () => {
+    const widget = { ...WIDGET, compounds: current.compounds?.map((compound) => compound.replace(current.kind.toLowerCase(), "widget")) };
+    for (const { path, text } of files) {
+      assert.equal(renameFile(path, renameFile(path, text, current, WIDGET), widget, current), text, path);
+    }
+  });
+});
