@@ -24,6 +24,7 @@ import { deletionProtection } from "./features/deletion-protection.ts"; // featu
 import { guardrails } from "./features/guardrails.ts"; // feature: guardrails
 import { integrations } from "./features/integrations.ts"; // feature: integrations
 import { members } from "./features/members.ts"; // feature: members
+// slot: imports
 
 // ## 1. The names
 //
@@ -53,21 +54,12 @@ export const NAMESPACE_ANNOTATIONS = { description: "", license: "WTFPL" } as co
 //
 // Each one brings a concern of its own to every Project: its spec fields, its
 // children, what it asks `customize` for, its part of the status and its
-// reasons. Their order is the order of their children in the answer, and of
-// their problems in Ready. A feature may hold back its children until those
-// of the features before it are in place, as members wait for guardrails:
-//   - budget: a Project beyond its requester's budget gets nothing;
-//   - annotation limits: a description too large for the Namespace is
-//     refused, not sent to an API server that would refuse it;
-//   - deletion protection: the Namespace stays while the Project says so;
-//   - guardrails: quota, default limits, isolation and Pod Security from a
-//     ProjectProfile;
-//   - members: access for the people the spec lists, and nobody else;
-//   - integrations: what the Project gets outside the cluster (a
-//     repository, a CI runner), one Job each, in order, torn down when the
-//     Project is deleted.
-// `npm run take-away -- <feature>` takes one away, with everything marked
-// as its own across the repository (README's "Make it your own").
+// reasons; what it is for opens its file. Their order is the order of their
+// children in the answer, and of their problems in Ready. A feature may hold
+// back its children until those of the features before it are in place.
+// `npm run new-feature -- <name>` adds one, in every place a feature needs;
+// `npm run take-away -- <name>` takes one away, with everything marked as
+// its own across the repository (README's "Make it your own").
 export const FEATURES: Feature[] = [
   budget, // feature: budget
   annotationLimits, // feature: annotation-limits
@@ -75,6 +67,7 @@ export const FEATURES: Feature[] = [
   guardrails, // feature: guardrails
   members, // feature: members
   integrations, // feature: integrations
+  // slot: features
 ];
 
 // ## 3. The request

@@ -1,3 +1,16 @@
+// `npm run fixtures`: the requests in test/fixtures, which the tests take as
+// what Metacontroller sends. Two ways to make them:
+//
+// `npm run fixtures -- --from-code NAME [SPEC]`, from this copy's own code,
+// before any e2e can run: a request about a parent named after the fixture
+// (`owners-sync` is about `owners`), with SPEC (JSON) and the CRD's defaults
+// as its spec, and the CompositeController of k8s.yaml. `first-sync` is the
+// first request, nothing observed; any other is played to its end, as
+// Metacontroller would: each answer's children are observed as applied (a
+// Namespace Active) and the status written, until the answer stops changing.
+// What it cannot play is what no answer says: a Job's or a Pod's progress,
+// objects made by others. Replace them with captured ones once the e2e runs.
+//
 // `npm run fixtures -- LOG first-sync=NAME steady-sync=NAME [members-sync=NAME]`:
 // the fixtures, captured from what Metacontroller really sent. At log level 6
 // Metacontroller logs every hook request whole, one JSON line each
@@ -15,7 +28,9 @@
 // child resource the CompositeController declares (so one parent has
 // members); and `steady-sync`'s status is sync's answer to it, a fixed point.
 import { readFileSync, writeFileSync } from "node:fs";
-import type { FixtureName } from "./helpers.ts";
+import { API_VERSION, GROUP, NAMESPACES, ObservedChildren, PARENT, RelatedObjects, sync, type Project, type SyncResponse } from "../sync.ts";
+import { withObserved, type FixtureName } from "./helpers.ts";
+import { readManifest } from "./manifest.ts";
 
 export const DEFAULT_LOG = ".cache/local-k8s/logs/metacontroller.log";
 
@@ -40,7 +55,51 @@ export function fixturesFromLog(log: string, wanted: Partial<Record<FixtureName,
   );
 }
 
-if (import.meta.filename === process.argv[1]) {
+const emptyGroups = (schema: { entries: object }) => Object.fromEntries(Object.keys(schema.entries).map((group) => [group, {}]));
+
+/** A request as Metacontroller would send it about a parent with this spec: its first, or once its answers stop changing. */
+export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unknown> = {}) {
+  const { find } = readManifest();
+  const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
+  // The API server fills in the defaults the CRD declares, before anyone reads the parent.
+  const properties: Record<string, { default?: unknown }> = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
+  const defaults = Object.fromEntries(Object.entries(properties).flatMap(([field, schema]) => (schema.default === undefined ? [] : [[field, schema.default]])));
+  const name = fixture.replace(/-sync$/, "");
+  const parent: Project = {
+    apiVersion: API_VERSION,
+    kind: PARENT.kind,
+    metadata: { name, uid: `uid-of-${name}`, generation: 1, creationTimestamp: "2026-12-01T00:00:00Z" } as Project["metadata"],
+    spec: { ...defaults, ...spec },
+  };
+  const request = { controller: find("CompositeController"), parent, children: emptyGroups(ObservedChildren) as ObservedChildren, related: emptyGroups(RelatedObjects) as RelatedObjects, finalizing: false };
+  if (fixture === "first-sync") return request;
+  let previous = "";
+  for (let round = 0; round < 20; round++) {
+    const answer: SyncResponse = sync(request.parent, request.children, request.related, () => new Date("2026-12-01T00:00:01Z"));
+    const now = JSON.stringify(answer);
+    if (now === previous) return request;
+    previous = now;
+    request.parent = { ...request.parent, status: answer.status as Project["status"] };
+    request.children = withObserved(emptyGroups(ObservedChildren) as ObservedChildren, answer.children);
+    for (const namespace of Object.values(request.children[NAMESPACES])) namespace.status = { phase: "Active" };
+  }
+  throw new Error(`${fixture}: sync's answers still change after 20 rounds: is one of them stamped with the time, or does it differ every call?`);
+}
+
+if (import.meta.filename === process.argv[1] && process.argv[2] === "--from-code") {
+  const [, fixture, spec = "{}"] = process.argv.slice(2);
+  if (!fixture || !/^[a-z0-9-]+$/.test(fixture)) {
+    console.error("usage: npm run fixtures -- --from-code NAME [SPEC], as owners-sync '{\"owners\":[\"alice\"]}'");
+    process.exit(2);
+  }
+  try {
+    writeFileSync(new URL(`fixtures/${fixture}.json`, import.meta.url), `${JSON.stringify(fixtureFromCode(fixture, JSON.parse(spec)), null, 2)}\n`);
+    console.log(`test/fixtures/${fixture}.json: made from this copy's code; replace it with a captured one once the e2e runs`);
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  }
+} else if (import.meta.filename === process.argv[1]) {
   const [log = DEFAULT_LOG, ...pairs] = process.argv.slice(2);
   const wanted = Object.fromEntries(pairs.map((pair) => pair.split("=")));
   if (pairs.length === 0 || pairs.some((pair) => !/^[a-z-]+=\S+$/.test(pair))) {

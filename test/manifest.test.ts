@@ -18,9 +18,9 @@ import { ConfigMap, LimitRange, Namespace, ResourceQuota, Service, ServiceAccoun
 import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
-import { API_VERSION, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, sync } from "../sync.ts";
+import { API_VERSION, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, sync, type Child } from "../sync.ts";
 import { schemaErrors } from "./cel.ts";
-import { fixturesFromLog } from "./capture-fixtures.ts";
+import { fixtureFromCode, fixturesFromLog } from "./capture-fixtures.ts";
 import { fixture, type FixtureName } from "./helpers.ts";
 import {
   ANNOTATIONS_LIMIT_BYTES,
@@ -279,6 +279,29 @@ describe("manifest: fixtures captured from Metacontroller's log", () => {
       assert.equal(text, `${JSON.stringify(JSON.parse(text), null, 2)}\n`, name);
       assert.deepEqual(Object.keys(JSON.parse(text)), ["controller", "parent", "children", "related", "finalizing"], name);
     }
+  });
+});
+
+describe("manifest: fixtures made from code", () => {
+  test("a first sync made from code observes nothing yet, in every group the CompositeController and customize give", () => {
+    const request = fixtureFromCode("first-sync");
+    assert.deepEqual(Object.keys(request), ["controller", "parent", "children", "related", "finalizing"]);
+    assert.deepEqual(request.controller, controller);
+    for (const groups of [request.children, request.related]) assert.ok(Object.values(groups).every((group) => Object.keys(group).length === 0));
+    assert.deepEqual(Object.keys(request.children).sort(), Object.keys(ObservedChildren.entries).sort());
+    assert.deepEqual(request.parent.spec, Object.fromEntries(Object.entries(crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties).flatMap(([field, schema]: [string, any]) => (schema.default === undefined ? [] : [[field, schema.default]]))));
+  });
+
+  test("any other is played to its end: sync answers it with the status it holds and the children observed", () => {
+    const request = fixtureFromCode("made-sync", { description: "made from code" });
+    assert.equal(request.parent.metadata.name, "made");
+    const answer = sync(request.parent, request.children, request.related);
+    assert.deepEqual(answer.status, request.parent.status);
+    for (const child of answer.children as Child[]) {
+      const observed = (request.children as Record<string, Record<string, any>>)[`${child.kind}.${child.apiVersion}`]?.[child.metadata.namespace ? `${child.metadata.namespace}/${child.metadata.name}` : child.metadata.name];
+      assert.ok(observed, `${child.kind} ${child.metadata.name} observed`);
+    }
+    assert.equal(answer.status.conditions[0]?.reason, "NamespaceActive");
   });
 });
 

@@ -22,7 +22,7 @@
 // what speaks GitLab's API (the reference integrations and their stand-in),
 // GitLab's own lower-case `project` stays.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 
@@ -132,7 +132,7 @@ const ABOUT_NAMES = ["test/rename.ts", "test/rename.test.ts"];
 export function filesToRename(): string[] {
   return execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8" })
     .split("\n")
-    .filter((path) => path && !ABOUT_NAMES.includes(path) && existsSync(new URL(path, root)));
+    .filter((path) => path && !ABOUT_NAMES.includes(path) && statSync(new URL(path, root), { throwIfNoEntry: false })?.isFile());
 }
 
 export function renameFile(path: string, text: string, from: Names, to: Names): string {
@@ -161,17 +161,14 @@ if (import.meta.filename === process.argv[1]) {
     const invalid = invalidNames(to);
     if (invalid) throw new Error(invalid);
     const from = currentNames();
-    let changed = 0;
-    for (const path of filesToRename()) {
+    // Every file is read and renamed before any is written.
+    const changed = filesToRename().flatMap((path) => {
       const text = readFileSync(new URL(path, root), "utf8");
-      if (text.includes("\0")) continue;
-      const after = renameFile(path, text, from, to);
-      if (after !== text) {
-        writeFileSync(new URL(path, root), after);
-        changed++;
-      }
-    }
-    console.log(`renamed ${from.kind} (${from.plural}.${from.group}, ${from.prefix}<name>) to ${to.kind} (${to.plural}.${to.group}, ${to.prefix}<name>) in ${changed} files`);
+      const after = text.includes("\0") ? text : renameFile(path, text, from, to);
+      return after === text ? [] : [{ path, after }];
+    });
+    for (const { path, after } of changed) writeFileSync(new URL(path, root), after);
+    console.log(`renamed ${from.kind} (${from.plural}.${from.group}, ${from.prefix}<name>) to ${to.kind} (${to.plural}.${to.group}, ${to.prefix}<name>) in ${changed.length} files`);
     console.log("next: npm run manifest && npm run transcripts && npm test");
   } catch (error) {
     console.error(`rename: ${(error as Error).message}; nothing was changed`);

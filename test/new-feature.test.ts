@@ -1,0 +1,53 @@
+// `npm run new-feature` writes a feature ready to fill in every place a
+// feature has; `npm run take-away` of it gives back the repository as it was.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import { editsFor, filesFor, invalidName, resourceOf, type NewFeature } from "./new-feature.ts";
+import { withoutFeature, writtenByHand } from "./take-away.ts";
+
+const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), "utf8");
+const OWNERS = { name: "owners", child: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", resource: "rolebindings" } };
+
+describe("new-feature", () => {
+  test("with a child, it changes sync.ts, k8s.yaml, README.md and the docs' tables; without, no child's places", () => {
+    assert.deepEqual(Object.keys(editsFor(OWNERS, read)).sort(), ["README.md", "docs/operating.md", "docs/testing.md", "k8s.yaml", "sync.ts"]);
+    assert.deepEqual(Object.keys(editsFor({ name: "owners" }, read)).sort(), ["README.md", "docs/testing.md", "k8s.yaml", "sync.ts"]);
+  });
+
+  for (const feature of [OWNERS, { name: "owners" }] as NewFeature[]) {
+    test(`taking it away gives back every file as it was (${feature.child ? "with" : "without"} a child)`, () => {
+      for (const [path, text] of Object.entries(editsFor(feature, read))) {
+        const written = writtenByHand(text);
+        assert.equal(withoutFeature(written, feature.name, path) + text.slice(written.length), read(path), path);
+      }
+    });
+  }
+
+  test("each part it adds names the feature or its child where the slot is", () => {
+    const edits = editsFor(OWNERS, read);
+    assert.match(edits["sync.ts"]!, /^import \{ owners \} from "\.\/features\/owners\.ts"; \/\/ feature: owners\n\/\/ slot: imports$/m);
+    assert.match(edits["sync.ts"]!, /^ {2}owners, \/\/ feature: owners\n {2}\/\/ slot: features$/m);
+    assert.match(edits["k8s.yaml"]!, /- apiVersion: rbac\.authorization\.k8s\.io\/v1\n {6}resource: rolebindings\n[\s\S]*?# end feature: owners\n {4}# slot: child resources/);
+    assert.match(edits["k8s.yaml"]!, /- apiGroups: \["rbac\.authorization\.k8s\.io"\]\n[^\n]*\n[^\n]*\n {8}resources: \[rolebindings\]\n[^\n]*\n {6}# end feature: owners\n {6}# slot: owned resources/);
+    assert.match(edits["README.md"]!, /"RoleBinding\.rbac\.authorization\.k8s\.io\/v1": …, +# feature: owners\n\s+│\s+\}\}/);
+    assert.match(edits["docs/operating.md"]!, /^\| `WaitingForOwners` \| False \|/m);
+  });
+
+  test("its files are the feature and its test, named after it", () => {
+    assert.deepEqual(Object.keys(filesFor(OWNERS)), ["features/owners.ts", "test/owners.test.ts"]);
+    assert.match(filesFor(OWNERS)["features/owners.ts"]!, /export const owners: Feature<typeof spec, typeof children>/);
+  });
+
+  test("a name that is not lower-case words with dashes, or a feature's that exists, is refused", () => {
+    const none = () => false;
+    assert.equal(invalidName("repo-access", none), undefined);
+    assert.match(invalidName("Owners", none) ?? "", /^Owners: a feature's name is lower-case words/);
+    assert.match(invalidName("owners-", none) ?? "", /lower-case words/);
+    assert.match(invalidName("owners", (path) => path === "features/owners.ts") ?? "", /^owners: features\/owners\.ts exists$/);
+  });
+
+  test("a kind's resource is spelt as Kubernetes spells its own", () => {
+    assert.deepEqual(["RoleBinding", "NetworkPolicy", "Ingress", "ConfigMap"].map(resourceOf), ["rolebindings", "networkpolicies", "ingresses", "configmaps"]);
+  });
+});

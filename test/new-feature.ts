@@ -1,0 +1,262 @@
+// `npm run new-feature -- <name> [--child <apiVersion>/<Kind>] [--resource <plural>]`:
+// a new feature, ready to fill, in every place a feature has, each marked as
+// its own so that `npm run take-away -- <name>` takes it away again:
+//   - features/<name>.ts, which reads one spec field (named after it) and,
+//     with --child, asks for one object of that kind in the Namespace
+//     while the field is set, and waits for it;
+//   - test/<name>.test.ts, its tests, which pass as written;
+//   - sync.ts: its import and its place at the end of FEATURES;
+//   - k8s.yaml: its spec field in the CRD and, with --child, the child
+//     resource the CompositeController owns and the ownership guard's rule;
+//   - README.md: its line in the list of features and its children in the
+//     opening diagram; docs/operating.md: its reason; docs/testing.md: its
+//     test file.
+// Each goes where a `slot: <what>` comment marks, or after the rows of its
+// table. It refuses, writing nothing, a name that is not a lower-case word
+// with dashes, or one taken. Then write its rules (and, with --child, the
+// child's fields), `npm run fixtures -- --from-code <name>-sync '<spec>'`
+// for a fixture that asks for its children, and `npm test`.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+
+const root = new URL("..", import.meta.url);
+
+export type Child = { apiVersion: string; kind: string; resource: string };
+export type NewFeature = { name: string; child?: Child };
+
+const camel = (name: string) => name.replace(/-([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
+const pascal = (name: string) => camel(name).replace(/^./, (letter) => letter.toUpperCase());
+/** A kind's resource as Kubernetes spells its own: lower case, `ies` for a final `y`, `es` after a hiss. */
+export const resourceOf = (kind: string) => kind.toLowerCase().replace(/y$/, "ie").replace(/(s|x|z|ch|sh)$/, "$1e") + "s";
+
+/** The reason Ready gives while the feature's children are not all there. */
+const reasonOf = (name: string) => `WaitingFor${pascal(name)}`;
+
+/** Why this cannot be a feature's name, if it cannot. */
+export function invalidName(name: string, exists: (path: string) => boolean): string | undefined {
+  if (!/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/.test(name)) return `${name}: a feature's name is lower-case words joined by '-', as owners or repo-access`;
+  if (exists(`features/${name}.ts`)) return `${name}: features/${name}.ts exists`;
+  return undefined;
+}
+
+/** The new files, by path. */
+export function filesFor({ name, child }: NewFeature): Record<string, string> {
+  const field = camel(name);
+  const reason = reasonOf(name);
+  const group = child ? `${child.kind}.${child.apiVersion}` : "";
+  const feature = child
+    ? `/**
+ * # ${pascal(name)}: (what every Project gets from it, in one line)
+ *
+ * (The problem it solves for a Project's users, and how: which spec field
+ * a person writes, and what the cluster then holds. A ${child.kind} named
+ * ${name} in the Project's Namespace while spec.${field} is set, for now.)
+ */
+import * as v from "valibot";
+import type { Feature } from "../sync.ts";
+
+// What a Project says, checked as loosely as the CRD allows (k8s.yaml
+// declares the same field).
+const spec = { ${field}: v.nullish(v.string()) };
+
+// The kind it owns: Metacontroller sends every one it observed under this
+// key, and deletes any the plan no longer asks for.
+export const ${field.toUpperCase()}_GROUP = "${group}";
+const children = { [${field.toUpperCase()}_GROUP]: v.looseObject({}) };
+
+export const ${field}: Feature<typeof spec, typeof children> = {
+  spec,
+  children,
+  related: {},
+  refusals: [],
+  reasons: ["${reason}"],
+  plan: ({ spec, namespace, children }) => {
+    const wanted = spec.${field}
+      ? [
+          {
+            apiVersion: "${child.apiVersion}",
+            kind: "${child.kind}",
+            metadata: { name: "${name}", namespace },
+            // (Its fields, from spec.${field}.)
+          },
+        ]
+      : [];
+    const notYet = wanted.filter((one) => !children[${field.toUpperCase()}_GROUP][\`\${namespace}/\${one.metadata.name}\`]);
+    return {
+      children: wanted,
+      waiting: { reason: "${reason}", notYet: notYet.map((one): [string, string] => [one.kind, one.metadata.name]), toBe: "created" },
+    };
+  },
+};
+`
+    : `/**
+ * # ${pascal(name)}: (what every Project gets from it, in one line)
+ *
+ * (The problem it solves for a Project's users, and how: which spec field
+ * a person writes, and what the cluster then holds. For now it reads
+ * spec.${field} and labels the Namespace with it.)
+ */
+import * as v from "valibot";
+import type { Feature } from "../sync.ts";
+
+// What a Project says, checked as loosely as the CRD allows (k8s.yaml
+// declares the same field).
+const spec = { ${field}: v.nullish(v.string()) };
+
+export const ${field.toUpperCase()}_LABEL = "${name}";
+
+export const ${field}: Feature<typeof spec> = {
+  spec,
+  children: {},
+  related: {},
+  refusals: [],
+  reasons: [],
+  plan: ({ spec }) => ({ children: [], labels: spec.${field} ? { [${field.toUpperCase()}_LABEL]: spec.${field} } : undefined }),
+};
+`;
+  const test = child
+    ? `// The ${name} feature: (what a user relies on it for).
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { namespaceNameFor, sync } from "../sync.ts";
+import { ${field.toUpperCase()}_GROUP } from "../features/${name}.ts";
+import { childrenOfKind, clock, namespaces, project, ready, related, withObserved } from "./helpers.ts";
+
+const at = clock("2026-12-01T00:00:00Z");
+const active = namespaces({ [namespaceNameFor("shop")]: "Active" });
+
+describe("${name}", () => {
+  test("a Project without spec.${field} gets no ${child.kind}", () => {
+    assert.deepEqual(childrenOfKind(sync(project("shop"), active, related(), at), ["${child.kind}"]), []);
+  });
+
+  test("a Project with spec.${field} gets ${child.kind} ${name} in its Namespace, and waits for it", () => {
+    const answer = sync(project("shop", { spec: { ${field}: "yes" } }), active, related(), at);
+    const [wanted, ...more] = childrenOfKind(answer, ["${child.kind}"]);
+    assert.deepEqual([wanted?.metadata, more], [{ name: "${name}", namespace: namespaceNameFor("shop") }, []]);
+    assert.equal(ready(answer).status, "False");
+  });
+
+  test("once its ${child.kind} is observed, it waits for nothing", () => {
+    const spec = { ${field}: "yes" };
+    const first = sync(project("shop", { spec }), active, related(), at);
+    const observed = withObserved(active, childrenOfKind(first, ["${child.kind}"]));
+    assert.ok(${field.toUpperCase()}_GROUP in observed);
+    assert.equal(ready(sync(project("shop", { spec }), observed, related(), at)).reason, "NamespaceActive");
+  });
+});
+`
+    : `// The ${name} feature: (what a user relies on it for).
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { namespaceNameFor, sync } from "../sync.ts";
+import { ${field.toUpperCase()}_LABEL } from "../features/${name}.ts";
+import { clock, namespaceIn, namespaces, project, related } from "./helpers.ts";
+
+const at = clock("2026-12-01T00:00:00Z");
+const active = namespaces({ [namespaceNameFor("shop")]: "Active" });
+
+describe("${name}", () => {
+  test("a Project with spec.${field} labels its Namespace with it", () => {
+    const answer = sync(project("shop", { spec: { ${field}: "yes" } }), active, related(), at);
+    assert.equal(namespaceIn(answer)?.metadata.labels[${field.toUpperCase()}_LABEL], "yes");
+  });
+
+  test("a Project without it does not", () => {
+    assert.equal(namespaceIn(sync(project("shop"), active, related(), at))?.metadata.labels[${field.toUpperCase()}_LABEL], undefined);
+  });
+});
+`;
+  return { [`features/${name}.ts`]: feature, [`test/${name}.test.ts`]: test };
+}
+
+/** Inserts `lines` before the one line that matches `at`, or throws naming the file. */
+function before(text: string, at: RegExp, lines: string[], path: string): string {
+  const all = text.split("\n");
+  const index = all.findIndex((line) => at.test(line));
+  if (index < 0 || all.findIndex((line, later) => later > index && at.test(line)) >= 0) throw new Error(`${path}: no single line matches ${at}, where a feature's part goes`);
+  return [...all.slice(0, index), ...lines, ...all.slice(index)].join("\n");
+}
+
+/** Inserts `lines` after the rows of the table whose row matches `row`. */
+function afterTable(text: string, row: RegExp, lines: string[], path: string): string {
+  const all = text.split("\n");
+  const start = all.findIndex((line) => row.test(line));
+  if (start < 0) throw new Error(`${path}: no row matches ${row}`);
+  let end = start;
+  while (all[end + 1]?.startsWith("|")) end++;
+  return [...all.slice(0, end + 1), ...lines, ...all.slice(end + 1)].join("\n");
+}
+
+/** Every file the feature changes, as it will be. */
+export function editsFor({ name, child }: NewFeature, read: (path: string) => string): Record<string, string> {
+  const field = camel(name);
+  const mark = (comment: string) => `${comment} feature: ${name}`;
+  const slot = (what: string) => new RegExp(`^\\s*(//|#|<!--) slot: ${what}( -->)?$`);
+  const edits: Record<string, string> = {};
+  const edit = (path: string, change: (text: string) => string) => (edits[path] = change(edits[path] ?? read(path)));
+
+  edit("sync.ts", (text) => before(text, slot("imports"), [`import { ${field} } from "./features/${name}.ts"; ${mark("//")}`], "sync.ts"));
+  edit("sync.ts", (text) => before(text, slot("features"), [`  ${field}, ${mark("//")}`], "sync.ts"));
+  edit("k8s.yaml", (text) =>
+    before(text, slot("spec"), [`                ${mark("#")}`, `                ${field}:`, `                  description: (What a Project says with it, for kubectl explain.)`, "                  type: string", "                  maxLength: 256", `                # end feature: ${name}`], "k8s.yaml"),
+  );
+  edit("README.md", (text) => before(text, slot("features"), [`<!-- feature: ${name} -->`, `- ${name}: (what every Project gets from it) ([features/${name}.ts](features/${name}.ts));`, `<!-- end feature: ${name} -->`], "README.md"));
+  edit("docs/testing.md", (text) => before(text, /^\| `test\/take-away\.test\.ts` \|/, [`| \`test/${name}.test.ts\` | the ${name} feature: (what its tests pin) | <!-- feature: ${name} -->`], "docs/testing.md"));
+  if (child) {
+    const [group, version] = child.apiVersion.includes("/") ? child.apiVersion.split("/") : ["", child.apiVersion];
+    const key = `${child.kind}.${child.apiVersion}`;
+    edit("k8s.yaml", (text) =>
+      before(text, slot("child resources"), [`    ${mark("#")}`, `    # (Why each Project owns it, and why this update strategy: InPlace puts back what is changed by hand.)`, `    - apiVersion: ${child.apiVersion}`, `      resource: ${child.resource}`, "      updateStrategy:", "        method: InPlace", `    # end feature: ${name}`], "k8s.yaml"),
+    );
+    edit("k8s.yaml", (text) =>
+      before(text, slot("owned resources"), [`      ${mark("#")}`, `      - apiGroups: ["${group}"]`, '        apiVersions: ["*"]', "        operations: [CREATE, UPDATE, DELETE]", `        resources: [${child.resource}]`, "        scope: Namespaced", `      # end feature: ${name}`], "k8s.yaml"),
+    );
+    edit("README.md", (text) => {
+      // The diagram's markers stand in one column, past the widest group.
+      const lines = text.split("\n");
+      const closing = /^(\s+│\s+)\}\}\s+│$/;
+      const indent = closing.exec(lines.find((line) => closing.test(line)) ?? "")?.[1] ?? "";
+      const column = lines.map((line) => (/^\s+│\s+".*\s# feature: /.test(line) ? line.indexOf("# feature: ") : -1)).find((at) => at > 0);
+      const entry = `${indent}"${key}": …,`;
+      return before(text, closing, [`${entry.padEnd(Math.max(column ?? 0, entry.length + 2))}${mark("#")}`], "README.md");
+    });
+    edit("docs/operating.md", (text) =>
+      afterTable(text, /^\| `NamespaceActive` \| True \|/, [`| \`${reasonOf(name)}\` | False | the Namespace is Active; the message names each ${child.kind} still to be created | <!-- feature: ${name} -->`], "docs/operating.md"),
+    );
+  }
+  return edits;
+}
+
+function parse(args: string[]): NewFeature {
+  const [name, ...options] = args;
+  if (!name || name.startsWith("-")) throw new Error("a feature's name comes first");
+  const given = new Map<string, string>();
+  for (let index = 0; index < options.length; index += 2) {
+    const [flag = "", value] = [options[index], options[index + 1]];
+    if (!["--child", "--resource"].includes(flag) || value === undefined) throw new Error(`unknown option ${flag}, or no value after it`);
+    given.set(flag.slice(2), value);
+  }
+  const child = given.get("child");
+  if (child === undefined) return { name };
+  const match = /^((?:[a-z0-9.-]+\/)?v\d+(?:(?:alpha|beta)\d+)?)\/([A-Z][A-Za-z0-9]*)$/.exec(child);
+  if (!match) throw new Error(`--child ${child}: <apiVersion>/<Kind>, as rbac.authorization.k8s.io/v1/RoleBinding or v1/ConfigMap`);
+  const [, apiVersion = "", kind = ""] = match;
+  return { name, child: { apiVersion, kind, resource: given.get("resource") ?? resourceOf(kind) } };
+}
+
+if (import.meta.filename === process.argv[1]) {
+  try {
+    const feature = parse(process.argv.slice(2));
+    const invalid = invalidName(feature.name, (path) => existsSync(new URL(path, root)));
+    if (invalid) throw new Error(invalid);
+    // Everything is made before anything is written.
+    const written = { ...editsFor(feature, (path) => readFileSync(new URL(path, root), "utf8")), ...filesFor(feature) };
+    for (const [path, text] of Object.entries(written)) writeFileSync(new URL(path, root), text);
+    console.log(`new feature ${feature.name}: ${Object.keys(written).join(", ")}`);
+    console.log(`next: its rules in features/${feature.name}.ts and its tests, then npm run manifest && npm test`);
+  } catch (error) {
+    console.error(`new-feature: ${(error as Error).message}; nothing was changed`);
+    console.error("usage: npm run new-feature -- <name> [--child <apiVersion>/<Kind>] [--resource <plural>]");
+    process.exit(2);
+  }
+}
