@@ -7,15 +7,16 @@ import { editsFor, filesFor, invalidName, resourceOf, type NewFeature } from "./
 import { withoutFeature, writtenByHand } from "./take-away.ts";
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), "utf8");
-const OWNERS = { name: "owners", child: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", resource: "rolebindings" } };
+// A name no copy has, so that the test means the same in one that made its own owners.
+const EXAMPLE = { name: "zz-example", child: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", resource: "rolebindings" } };
 
 describe("new-feature", () => {
   test("with a child, it changes sync.ts, k8s.yaml, README.md and the docs' tables; without, no child's places", () => {
-    assert.deepEqual(Object.keys(editsFor(OWNERS, read)).sort(), ["README.md", "docs/operating.md", "docs/testing.md", "k8s.yaml", "sync.ts"]);
-    assert.deepEqual(Object.keys(editsFor({ name: "owners" }, read)).sort(), ["README.md", "docs/testing.md", "k8s.yaml", "sync.ts"]);
+    assert.deepEqual(Object.keys(editsFor(EXAMPLE, read)).sort(), ["README.md", "docs/operating.md", "docs/testing.md", "k8s.yaml", "sync.ts"]);
+    assert.deepEqual(Object.keys(editsFor({ name: "zz-example" }, read)).sort(), ["README.md", "docs/testing.md", "k8s.yaml", "sync.ts"]);
   });
 
-  for (const feature of [OWNERS, { name: "owners" }] as NewFeature[]) {
+  for (const feature of [EXAMPLE, { name: "zz-example" }] as NewFeature[]) {
     test(`taking it away gives back every file as it was (${feature.child ? "with" : "without"} a child)`, () => {
       for (const [path, text] of Object.entries(editsFor(feature, read))) {
         const written = writtenByHand(text);
@@ -25,18 +26,18 @@ describe("new-feature", () => {
   }
 
   test("each part it adds names the feature or its child where the slot is", () => {
-    const edits = editsFor(OWNERS, read);
-    assert.match(edits["sync.ts"]!, /^import \{ owners \} from "\.\/features\/owners\.ts"; \/\/ feature: owners\n\/\/ slot: imports$/m);
-    assert.match(edits["sync.ts"]!, /^ {2}owners, \/\/ feature: owners\n {2}\/\/ slot: features$/m);
-    assert.match(edits["k8s.yaml"]!, /- apiVersion: rbac\.authorization\.k8s\.io\/v1\n {6}resource: rolebindings\n[\s\S]*?# end feature: owners\n {4}# slot: child resources/);
-    assert.match(edits["k8s.yaml"]!, /- apiGroups: \["rbac\.authorization\.k8s\.io"\]\n[^\n]*\n[^\n]*\n {8}resources: \[rolebindings\]\n[^\n]*\n {6}# end feature: owners\n {6}# slot: owned resources/);
-    assert.match(edits["README.md"]!, /"RoleBinding\.rbac\.authorization\.k8s\.io\/v1": …, +# feature: owners\n\s+│\s+\}\}/);
-    assert.match(edits["docs/operating.md"]!, /^\| `WaitingForOwners` \| False \|/m);
+    const edits = editsFor(EXAMPLE, read);
+    assert.match(edits["sync.ts"]!, /^import \{ zzExample \} from "\.\/features\/zz-example\.ts"; \/\/ feature: zz-example\n\/\/ slot: imports$/m);
+    assert.match(edits["sync.ts"]!, /^ {2}zzExample, \/\/ feature: zz-example\n {2}\/\/ slot: features$/m);
+    assert.match(edits["k8s.yaml"]!, /- apiVersion: rbac\.authorization\.k8s\.io\/v1\n {6}resource: rolebindings\n[\s\S]*?# end feature: zz-example\n {4}# slot: child resources/);
+    assert.match(edits["k8s.yaml"]!, /- apiGroups: \["rbac\.authorization\.k8s\.io"\]\n[^\n]*\n[^\n]*\n {8}resources: \[rolebindings\]\n[^\n]*\n {6}# end feature: zz-example\n {6}# slot: owned resources/);
+    assert.match(edits["README.md"]!, /"RoleBinding\.rbac\.authorization\.k8s\.io\/v1": …, +# feature: zz-example\n\s+│\s+\}\}/);
+    assert.match(edits["docs/operating.md"]!, /^\| `WaitingForZzExample` \| False \|/m);
   });
 
   test("its files are the feature and its test, named after it", () => {
-    assert.deepEqual(Object.keys(filesFor(OWNERS)), ["features/owners.ts", "test/owners.test.ts"]);
-    assert.match(filesFor(OWNERS)["features/owners.ts"]!, /export const owners: Feature<typeof spec, typeof children>/);
+    assert.deepEqual(Object.keys(filesFor(EXAMPLE)), ["features/zz-example.ts", "test/zz-example.test.ts"]);
+    assert.match(filesFor(EXAMPLE)["features/zz-example.ts"]!, /export const zzExample: Feature<typeof spec, typeof children>/);
   });
 
   test("a name that is not lower-case words with dashes, or a feature's that exists, is refused", () => {
