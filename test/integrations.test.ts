@@ -150,6 +150,20 @@ describe("integrations: in order, one Job each", () => {
     assert.equal(job.metadata.labels[LABELS.project], PROJECT);
   });
 
+  test("an integration's Pod meets Pod Security restricted, field by field, and cannot write to its own filesystem", () => {
+    for (const job of jobsIn(syncWritten(shop(), active(), profiled(), at))) {
+      const pod = (job.spec as any).template.spec;
+      // restricted: never root (and so a user other than 0), the runtime's seccomp profile...
+      assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } }, job.metadata.name);
+      // ...no privilege escalation and no capability; a read-only root filesystem besides.
+      assert.deepEqual(
+        pod.containers.map((container: any) => container.securityContext),
+        [{ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } }],
+        job.metadata.name,
+      );
+    }
+  });
+
   test("a program that refuses stops its Job at once: the refusal's exit code fails it without its retries", () => {
     const job = jobFor(syncWritten(shop(), active(), profiled(), at), "repository");
     assert.deepEqual((job.spec as any).podFailurePolicy, { rules: [{ action: "FailJob", onExitCodes: { containerName: CONTAINER, operator: "In", values: [REFUSED_EXIT_CODE] } }] });
