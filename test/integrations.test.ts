@@ -352,6 +352,48 @@ describe("integrations: failures and runs again", () => {
     return observed(active(), [[jobFor(first, "repository"), "complete"], [jobFor(first, "tracker"), { failed: "BackoffLimitExceeded" }]]);
   };
 
+  /** The children with the repository's Job observed carrying these conditions, and the tracker's complete. */
+  const conditioned = (conditions: { type: string; status: string; reason?: string; message?: string }[]) => {
+    const first = syncWritten(shop(), active(), profiled(), at);
+    const children = observed(active(), [[jobFor(first, "repository"), "running"], [jobFor(first, "tracker"), "complete"]]);
+    (children[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).status = { conditions };
+    return syncWritten(shop(), children, profiled(), at);
+  };
+
+  test("a Job has succeeded only once Complete is True: SuccessCriteriaMet, set while its Pods still stop, or Complete False or Unknown is still running, and the one after it waits", () => {
+    for (const conditions of [[{ type: "SuccessCriteriaMet", status: "True" }], [{ type: "Complete", status: "False" }], [{ type: "Complete", status: "Unknown" }], [{ type: "SuccessCriteriaMet", status: "True" }, { type: "Complete", status: "False" }]]) {
+      const answer = conditioned(conditions);
+      assert.deepEqual(phases(answer), { repository: "Running", tracker: "Succeeded", runner: "Waiting" }, JSON.stringify(conditions));
+      assert.equal(verdict(answer).reason, "WaitingForIntegrations");
+    }
+    const done = conditioned([{ type: "SuccessCriteriaMet", status: "True" }, { type: "Complete", status: "True" }]);
+    assert.deepEqual(phases(done), { repository: "Succeeded", tracker: "Succeeded", runner: "Running" });
+  });
+
+  test("a Job has failed only once Failed is True: FailureTarget, set while its Pods still stop, or Failed False or Unknown is still running, and Ready says no failure", () => {
+    const failing = { reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" };
+    for (const conditions of [[{ type: "FailureTarget", status: "True", ...failing }], [{ type: "Failed", status: "False", ...failing }], [{ type: "Failed", status: "Unknown", ...failing }]]) {
+      const answer = conditioned(conditions);
+      assert.equal(phases(answer).repository, "Running", JSON.stringify(conditions));
+      assert.equal(verdict(answer).reason, "WaitingForIntegrations");
+    }
+    const failed = conditioned([{ type: "FailureTarget", status: "True", ...failing }, { type: "Failed", status: "True", ...failing }]);
+    assert.equal(phases(failed).repository, "Failed");
+    assert.equal(verdict(failed).reason, "IntegrationFailed");
+  });
+
+  test("a teardown waits for its integration's Job until that one is Complete or Failed, not merely on its way there", () => {
+    const first = syncWritten(shop(), active(), profiled(), at);
+    const repository = jobFor(first, "repository");
+    for (const [type, waits] of [["SuccessCriteriaMet", true], ["FailureTarget", true], ["Complete", false], ["Failed", false]] as const) {
+      const children = observed(active(), [[repository, "running"], [jobFor(first, "tracker"), "complete"]]);
+      (children[JOBS]![`${INTEGRATIONS_NAMESPACE}/${repository.metadata.name}`] as any).status = { conditions: [{ type, status: "True" }] };
+      const answer = finalizeWritten(shop(), children, profiled(), at);
+      const tearsDown = jobsIn(answer).some((job) => job.metadata.labels[LABELS.action] === "teardown" && job.metadata.labels[LABELS.integration] === "repository");
+      assert.equal(tearsDown, !waits, type);
+    }
+  });
+
   test("a failed Job's reason and message are in its entry and in Ready, with the command that runs it again", () => {
     const answer = syncWritten(shop(), failing(), profiled(), at);
     const tracker = statusOf(answer).find((entry) => entry.name === "tracker");
