@@ -303,6 +303,15 @@ describe("guardrails from the Project's profile", () => {
     });
   }
 
+  for (const { what, spec } of PROFILE_CASES.filter((profileCase) => !profileCase.breaks)) {
+    test(`a profile that keeps every rule is taken as it is: ${what}`, () => {
+      const answer = sync(shop(), active(), profiles(spec), at);
+      assert.notEqual(ready(answer).reason, "InvalidProfile", ready(answer).message);
+      const hard = (spec as ProfileSpec).resourceQuota?.hard;
+      if (hard) assert.deepEqual(quotaIn(answer)?.spec.hard, hard);
+    });
+  }
+
   test("a default request for a resource without a default limit is asked for alone, and the limit of another resource fills its own request", () => {
     const answer = sync(shop(), active(), profiles({ limitRange: { default: { memory: "512Mi" }, defaultRequest: { cpu: "100m" } } }), at);
     const limitRange = guardrailsIn(answer).find((guardrail) => guardrail.kind === "LimitRange") as LimitRange;
