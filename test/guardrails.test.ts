@@ -210,6 +210,20 @@ describe("guardrails from the Project's profile", () => {
     });
   });
 
+  test("a source of traffic added by hand to the NetworkPolicy is not as its profile says: it is put back, and reported until it is", () => {
+    const observed = applied(sync(shop(), active(), profiles(), at));
+    const policy = observed[NETWORK_POLICIES]!["proj-shop/project-isolation"]!["spec"] as any;
+    const asked = structuredClone(policy.ingress);
+    policy.ingress[0].from.push({ namespaceSelector: {} });
+    const answer = sync(shop(), observed, profiles(), at);
+    assert.deepEqual((guardrailsIn(answer).find((guardrail) => guardrail.kind === "NetworkPolicy") as NetworkPolicy).spec.ingress, asked);
+    assert.deepEqual(verdict(answer), {
+      status: "False",
+      reason: "WaitingForGuardrails",
+      message: "Namespace proj-shop is Active; waiting for NetworkPolicy project-isolation to be as its profile says.",
+    });
+  });
+
   test("a NetworkPolicy narrowed by hand to some pods, which the merge cannot undo, is left out once so that it is made afresh", () => {
     const observed = applied(sync(shop(), active(), profiles(), at));
     (observed[NETWORK_POLICIES]!["proj-shop/project-isolation"]!["spec"] as any).podSelector = { matchLabels: { app: "db" } };
@@ -273,6 +287,18 @@ describe("guardrails from the Project's profile", () => {
     assert.equal(answer.status.profile, "large", "the profile the guardrails came from");
   });
 
+  test("while its profile is missing, each guardrail is kept under the apiVersion it was observed with, so Metacontroller keeps it rather than deleting it", () => {
+    const observed = applied(sync(shop({ profile: "large" }), active(), related({}, { large: team }), at));
+    const answer = sync(shop({ profile: "large" }), observed, related({}, {}), at);
+    assert.equal(ready(answer).reason, "ProfileNotFound");
+    const kept = guardrailsIn(answer);
+    assert.deepEqual(kept.map((guardrail) => guardrail.kind), ["ResourceQuota", "LimitRange", "NetworkPolicy"]);
+    for (const guardrail of kept) {
+      const group = `${guardrail.kind}.${guardrail.apiVersion}`;
+      assert.ok(observed[group]?.[`proj-shop/${guardrail.metadata.name}`], `${guardrail.kind} is filed under ${group}, where it was observed`);
+    }
+  });
+
   test("without ProjectProfile default, a Project that names no profile gets the built-in default's guardrails", () => {
     const answer = sync(shop(), active(), related({}, {}), at);
     assert.deepEqual(quotaIn(answer)?.spec, BUILT_IN_PROFILE.resourceQuota);
@@ -300,6 +326,15 @@ describe("guardrails from the Project's profile", () => {
       const answer = sync(shop(), active(), profiles(spec), at);
       assert.equal(ready(answer).reason, "InvalidProfile");
       assert.ok(ready(answer).message.includes(PROFILE_RULES[breaks]), ready(answer).message);
+    });
+  }
+
+  for (const { what, spec } of PROFILE_CASES.filter((profileCase) => !profileCase.breaks)) {
+    test(`a profile that keeps every rule is taken as it is: ${what}`, () => {
+      const answer = sync(shop(), active(), profiles(spec), at);
+      assert.notEqual(ready(answer).reason, "InvalidProfile", ready(answer).message);
+      const hard = (spec as ProfileSpec).resourceQuota?.hard;
+      if (hard) assert.deepEqual(quotaIn(answer)?.spec.hard, hard);
     });
   }
 

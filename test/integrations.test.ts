@@ -40,6 +40,10 @@ const THREE = [integration("repository", { parameters: ["visibility"], teardown:
 
 const profiled = (integrations: unknown[] = THREE, profile = DEFAULT_PROFILE) => related({}, { [profile]: { integrations } });
 // A Project that was Ready once, so that what it waits for is told in detail.
+/** A Project with one member, so that it asks for access the integrations wait for. */
+const DANA = { members: [{ kind: "User", name: "dana", role: "admin" }] };
+/** What an answer asks for to give the members access: not the integrations' own hand-over. */
+const accessIn = (answer: SyncResponse) => answer.children.filter((child) => ["RoleBinding", "ClusterRole", "ClusterRoleBinding"].includes(child.kind) && child.metadata.name !== HAND_OVER_NAME);
 const shop = (spec: Record<string, unknown> = {}, extra: { status?: any } = {}): Project => {
   const made = project(PROJECT, { spec: { integrations: { repository: { parameters: { visibility: "internal" } } }, ...spec }, status: SETTLED, ...extra });
   return { ...made, metadata: { ...made.metadata, uid: "uid-of-shop" } };
@@ -146,6 +150,20 @@ describe("integrations: in order, one Job each", () => {
     assert.equal(job.metadata.labels[LABELS.project], PROJECT);
   });
 
+  test("an integration's Pod meets Pod Security restricted, field by field, and cannot write to its own filesystem", () => {
+    for (const job of jobsIn(syncWritten(shop(), active(), profiled(), at))) {
+      const pod = (job.spec as any).template.spec;
+      // restricted: never root (and so a user other than 0), the runtime's seccomp profile...
+      assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } }, job.metadata.name);
+      // ...no privilege escalation and no capability; a read-only root filesystem besides.
+      assert.deepEqual(
+        pod.containers.map((container: any) => container.securityContext),
+        [{ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } }],
+        job.metadata.name,
+      );
+    }
+  });
+
   test("a program that refuses stops its Job at once: the refusal's exit code fails it without its retries", () => {
     const job = jobFor(syncWritten(shop(), active(), profiled(), at), "repository");
     assert.deepEqual((job.spec as any).podFailurePolicy, { rules: [{ action: "FailJob", onExitCodes: { containerName: CONTAINER, operator: "In", values: [REFUSED_EXIT_CODE] } }] });
@@ -210,6 +228,92 @@ describe("integrations: in order, one Job each", () => {
     }
   });
 
+  test("a Job waits for every piece of the members' access before it is asked for, so that no program acts for a Project whose people cannot yet see it", () => {
+    const first = syncWritten(shop(DANA), active(), profiled(), at);
+    assert.deepEqual(jobsIn(first), []);
+    assert.deepEqual(statusOf(first).map((entry) => entry.message), ["waiting for the Project's Namespace and access", "waiting for the Project's Namespace and access", "waiting for repository to succeed"]);
+    const access = accessIn(first);
+    assert.ok(access.length > 1, "the members' access is more than one object");
+    for (const missing of access) {
+      const partly = observed(active(), [], access.filter((piece) => piece !== missing));
+      assert.deepEqual(jobsIn(syncWritten(shop(DANA), partly, profiled(), at)), [], `without ${missing.kind} ${missing.metadata.name}`);
+    }
+    const given = syncWritten(shop(DANA), observed(active(), [], access), profiled(), at);
+    assert.deepEqual(jobsIn(given).map((job) => job.metadata.labels[LABELS.integration]), ["repository", "tracker"]);
+  });
+
+  test("a Job waits for the quota and the isolation, which hold what its program's effects can reach, and not for the LimitRange", () => {
+    const guarded = related({}, { [DEFAULT_PROFILE]: { resourceQuota: { hard: { pods: "20" } }, limitRange: { default: { cpu: "500m" } }, networkPolicy: {}, integrations: THREE } });
+    const first = syncWritten(shop(), active(), guarded, at);
+    assert.deepEqual(jobsIn(first), []);
+    const guardrail = (kind: string) => first.children.filter((child) => child.kind === kind);
+    const quotaOnly = observed(active(), [], guardrail("ResourceQuota"));
+    assert.deepEqual(jobsIn(syncWritten(shop(), quotaOnly, guarded, at)), [], "the isolation is not there yet");
+    const isolationOnly = observed(active(), [], guardrail("NetworkPolicy"));
+    assert.deepEqual(jobsIn(syncWritten(shop(), isolationOnly, guarded, at)), [], "the quota is not there yet");
+    const both = observed(active(), [], [...guardrail("ResourceQuota"), ...guardrail("NetworkPolicy")]);
+    assert.deepEqual(jobsIn(syncWritten(shop(), both, guarded, at)).map((job) => job.metadata.labels[LABELS.integration]), ["repository", "tracker"]);
+  });
+
+  test("once a Job has started, a new one no longer waits for the members' access: a binding being put right holds nothing back", () => {
+    const first = syncWritten(shop(DANA), active(), profiled(), at);
+    const access = accessIn(first);
+    const started = syncWritten(shop(DANA), observed(active(), [], access), profiled(), at);
+    const withoutRoleBindings = access.filter((piece) => piece.kind !== "RoleBinding");
+    const children = observed(active(), [[jobFor(started, "repository"), "complete"], [jobFor(started, "tracker"), "running"]], withoutRoleBindings);
+    const answer = syncWritten(shop(DANA), children, profiled(), at);
+    assert.equal(phases(answer).runner, "Running");
+    assert.ok(jobFor(answer, "runner"));
+  });
+
+  test("while the members' access is not in place, Ready waits for it and adds that the integrations start once it is", () => {
+    const first = syncWritten(shop(DANA), active(), profiled(), at);
+    const { status, reason, message } = verdict(first);
+    assert.deepEqual([status, reason], ["False", "WaitingForRoleBindings"]);
+    const pieces = accessIn(first).map((piece) => `${piece.kind} ${piece.metadata.name}`);
+    for (const piece of pieces) assert.ok(message.includes(piece.split(" ")[1]!), `${piece} is named`);
+    assert.match(message, /^Namespace proj-shop is Active; waiting for RoleBinding [^;]+;[^;]+;[^;]+ to be as asked; integrations start once they are in place\.$/);
+  });
+
+  test("while the guardrails are not in place, Ready names what each later feature holds back, in the features' order", () => {
+    const guarded = related({}, { [DEFAULT_PROFILE]: { resourceQuota: { hard: { pods: "20" } }, integrations: THREE } });
+    assert.deepEqual(verdict(syncWritten(shop(DANA), active(), guarded, at)), {
+      status: "False",
+      reason: "WaitingForGuardrails",
+      message: "Namespace proj-shop is Active; waiting for ResourceQuota project-quota to be as its profile says; members get access once they are in place; integrations start once they are in place.",
+    });
+  });
+
+  test("an integration that waits only for the one it runs after is not held back: Ready does not say so", () => {
+    const guarded = related({}, { [DEFAULT_PROFILE]: { resourceQuota: { hard: { pods: "20" } }, integrations: THREE } });
+    const first = syncWritten(shop(), active(), guarded, at);
+    const started = syncWritten(shop(), observed(active(), [], first.children.filter((child) => child.kind === "ResourceQuota")), guarded, at);
+    // The quota is gone once the first Jobs run: the runner waits for the repository alone.
+    const children = observed(active(), [[jobFor(started, "repository"), "running"], [jobFor(started, "tracker"), "running"]]);
+    const answer = syncWritten(shop(), children, guarded, at);
+    assert.equal(statusOf(answer).find((entry) => entry.name === "runner")?.message, "waiting for repository to succeed");
+    assert.deepEqual(verdict(answer), { status: "False", reason: "WaitingForGuardrails", message: "Namespace proj-shop is Active; waiting for ResourceQuota project-quota to be as its profile says." });
+  });
+
+  test("a new Project says WaitingForNamespace while its integrations wait for their inputs to be written, though all it asked for exists", () => {
+    const fresh = (spec: Record<string, unknown>, status?: Project["status"]) => project(PROJECT, { spec: { integrations: { repository: { parameters: spec } } }, ...(status ? { status } : {}) });
+    const first = sync(fresh({ visibility: "internal" }), active(), profiled(), at);
+    assert.equal(verdict(first).reason, "WaitingForNamespace");
+    // The inputs as the first answer asked, then the parameters changed: every child asked for exists, but what the Jobs would read is stale.
+    const existing = observed(active(), [], first.children.filter((child) => child.kind !== "Namespace"));
+    const stale = sync(fresh({ visibility: "private" }, first.status), existing, profiled(), at);
+    assert.deepEqual(jobsIn(stale), []);
+    assert.deepEqual(stale.children.map((child) => `${child.kind} ${child.metadata.name}`), first.children.map((child) => `${child.kind} ${child.metadata.name}`), "nothing new is asked for");
+    assert.deepEqual(verdict(stale), verdict(first));
+  });
+
+  test("teardowns wait for no access: they start while the Project's Namespace is itself being deleted", () => {
+    const children = { ...settled(), [NAMESPACE_GROUP]: namespaces({ [NAMESPACE]: "Terminating" })[NAMESPACE_GROUP] };
+    const answer = finalizeWritten(shop(), children, profiled(), at);
+    const teardowns = jobsIn(answer).filter((job) => job.metadata.labels[LABELS.action] === "teardown");
+    assert.deepEqual(teardowns.map((job) => job.metadata.labels[LABELS.integration]).sort(), ["runner", "tracker"]);
+  });
+
   test("the Job after another is asked for once that one has completed, and not while it runs", () => {
     const first = syncWritten(shop(), active(), profiled(), at);
     const running = observed(active(), [[jobFor(first, "repository"), "running"], [jobFor(first, "tracker"), "running"]]);
@@ -247,6 +351,48 @@ describe("integrations: failures and runs again", () => {
     const first = syncWritten(shop(), active(), profiled(), at);
     return observed(active(), [[jobFor(first, "repository"), "complete"], [jobFor(first, "tracker"), { failed: "BackoffLimitExceeded" }]]);
   };
+
+  /** The children with the repository's Job observed carrying these conditions, and the tracker's complete. */
+  const conditioned = (conditions: { type: string; status: string; reason?: string; message?: string }[]) => {
+    const first = syncWritten(shop(), active(), profiled(), at);
+    const children = observed(active(), [[jobFor(first, "repository"), "running"], [jobFor(first, "tracker"), "complete"]]);
+    (children[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).status = { conditions };
+    return syncWritten(shop(), children, profiled(), at);
+  };
+
+  test("a Job has succeeded only once Complete is True: SuccessCriteriaMet, set while its Pods still stop, or Complete False or Unknown is still running, and the one after it waits", () => {
+    for (const conditions of [[{ type: "SuccessCriteriaMet", status: "True" }], [{ type: "Complete", status: "False" }], [{ type: "Complete", status: "Unknown" }], [{ type: "SuccessCriteriaMet", status: "True" }, { type: "Complete", status: "False" }]]) {
+      const answer = conditioned(conditions);
+      assert.deepEqual(phases(answer), { repository: "Running", tracker: "Succeeded", runner: "Waiting" }, JSON.stringify(conditions));
+      assert.equal(verdict(answer).reason, "WaitingForIntegrations");
+    }
+    const done = conditioned([{ type: "SuccessCriteriaMet", status: "True" }, { type: "Complete", status: "True" }]);
+    assert.deepEqual(phases(done), { repository: "Succeeded", tracker: "Succeeded", runner: "Running" });
+  });
+
+  test("a Job has failed only once Failed is True: FailureTarget, set while its Pods still stop, or Failed False or Unknown is still running, and Ready says no failure", () => {
+    const failing = { reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" };
+    for (const conditions of [[{ type: "FailureTarget", status: "True", ...failing }], [{ type: "Failed", status: "False", ...failing }], [{ type: "Failed", status: "Unknown", ...failing }]]) {
+      const answer = conditioned(conditions);
+      assert.equal(phases(answer).repository, "Running", JSON.stringify(conditions));
+      assert.equal(verdict(answer).reason, "WaitingForIntegrations");
+    }
+    const failed = conditioned([{ type: "FailureTarget", status: "True", ...failing }, { type: "Failed", status: "True", ...failing }]);
+    assert.equal(phases(failed).repository, "Failed");
+    assert.equal(verdict(failed).reason, "IntegrationFailed");
+  });
+
+  test("a teardown waits for its integration's Job until that one is Complete or Failed, not merely on its way there", () => {
+    const first = syncWritten(shop(), active(), profiled(), at);
+    const repository = jobFor(first, "repository");
+    for (const [type, waits] of [["SuccessCriteriaMet", true], ["FailureTarget", true], ["Complete", false], ["Failed", false]] as const) {
+      const children = observed(active(), [[repository, "running"], [jobFor(first, "tracker"), "complete"]]);
+      (children[JOBS]![`${INTEGRATIONS_NAMESPACE}/${repository.metadata.name}`] as any).status = { conditions: [{ type, status: "True" }] };
+      const answer = finalizeWritten(shop(), children, profiled(), at);
+      const tearsDown = jobsIn(answer).some((job) => job.metadata.labels[LABELS.action] === "teardown" && job.metadata.labels[LABELS.integration] === "repository");
+      assert.equal(tearsDown, !waits, type);
+    }
+  });
 
   test("a failed Job's reason and message are in its entry and in Ready, with the command that runs it again", () => {
     const answer = syncWritten(shop(), failing(), profiled(), at);

@@ -12,11 +12,13 @@ import {
   REFUSALS,
   SyncRequest,
   customize,
+  entriesOf,
   finalize,
   isValidNamespaceName,
   namespaceNameFor,
   PARENT,
   sync,
+  type Feature,
   type Namespace,
   type ObservedChildren,
   type Project,
@@ -391,6 +393,38 @@ describe("sync: input", () => {
     assert.equal(ready(sync(parsed.output.parent, parsed.output.children, parsed.output.related, at)).lastTransitionTime, "2026-11-30T12:00:00Z");
   });
 
+  /** A feature that reads these spec fields and does nothing else. */
+  const reading = (spec: Record<string, v.GenericSchema>): Feature => ({ spec, children: {}, related: {}, refusals: [], reasons: [], plan: () => ({ children: [] }) });
+  const specOf = (...features: Feature[]) => v.looseObject(entriesOf((feature) => feature.spec, features));
+
+  test("a field two features read must pass both schemas, whichever comes first", () => {
+    const anyName = reading({ profile: v.nullish(v.string()) });
+    const shortName = reading({ profile: v.nullish(v.pipe(v.string(), v.maxLength(5))) });
+    for (const order of [[anyName, shortName], [shortName, anyName]]) {
+      const spec = specOf(...order);
+      assert.equal(v.is(spec, { profile: "gold" }), true);
+      assert.equal(v.is(spec, { profile: "platinum" }), false, "the short name's rule holds");
+      assert.equal(v.is(spec, { profile: 42 }), false, "the string's rule holds");
+    }
+  });
+
+  test("the second feature's schema is given what the first makes of the field, and the first's optional or required holds", () => {
+    const trimmed = reading({ owner: v.optional(v.pipe(v.string(), v.trim())) });
+    const oneWord = reading({ owner: v.pipe(v.string(), v.regex(/^\S+$/)) });
+    const spec = specOf(trimmed, oneWord);
+    assert.deepEqual(v.parse(spec, { owner: " dana " }), { owner: "dana" }, "one word once trimmed, and trimmed in the output");
+    assert.deepEqual(v.parse(spec, {}), {}, "optional, as the first says");
+    assert.equal(v.is(specOf(oneWord, trimmed), {}), false, "required, where the one that requires it comes first");
+    assert.equal(v.is(specOf(oneWord, trimmed), { owner: " dana " }), false);
+  });
+
+  test("a field one feature reads is checked by its schema alone", () => {
+    const spec = specOf(reading({ owner: v.pipe(v.string(), v.nonEmpty()) }), reading({ other: v.optional(v.number()) }));
+    assert.deepEqual(v.parse(spec, { owner: "dana", other: 1 }), { owner: "dana", other: 1 });
+    assert.equal(v.is(spec, { owner: "" }), false);
+    assert.equal(v.is(spec, { owner: "dana", other: "1" }), false);
+  });
+
   // The steady fixture's Namespace, whatever its parent is called.
   const steadyNamespace = namespaceNameFor(fixture("steady-sync").parent.metadata.name);
   const refusals: [string, (request: Record<string, any>) => void, (string | number)[]][] = [
@@ -408,6 +442,7 @@ describe("sync: input", () => {
     // end feature: members
     ["a child that is not an object", (r) => (r["children"]["Namespace.v1"][steadyNamespace] = 1), ["children", "Namespace.v1", steadyNamespace]],
     ["members that are not a list", (r) => (r["parent"].spec.members = "alice"), ["parent", "spec", "members"]], // feature: members
+    ["a profile that is not a string", (r) => (r["parent"].spec.profile = 42), ["parent", "spec", "profile"]], // feature: guardrails
     ["a request without related", (r) => delete r["related"], ["related"]],
     ["related without Namespace.v1, as when no customize hook is declared", (r) => delete r["related"]["Namespace.v1"], ["related"]],
     ["related without ProjectProfile.agrrh.com/v1, as from an older customize hook", (r) => delete r["related"]["ProjectProfile.agrrh.com/v1"], ["related"]], // feature: guardrails
