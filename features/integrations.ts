@@ -35,7 +35,7 @@
  * Read top to bottom: the names, what a profile declares and a Project
  * supplies, the Jobs, and the plan `sync` and `finalize` compose.
  *
- * Needs: guardrails (its ProjectProfile is where integrations are declared).
+ * Needs: guardrails, members (its ProjectProfile is where integrations are declared, and they are told the members).
  */
 import * as v from "valibot";
 import type { Child, Feature, Plan, Readiness } from "../sync.ts";

@@ -10,6 +10,10 @@
 // Namespace Active) and the status written, until the answer stops changing.
 // What it cannot play is what no answer says: a Job's or a Pod's progress,
 // objects made by others. Replace them with captured ones once the e2e runs.
+// `npm run fixtures -- --remake` makes every fixture again so, about the
+// same parent with the spec fields the CRD still declares: take-away runs
+// it, since a captured request still carries what a feature taken away
+// read and made.
 //
 // `npm run fixtures -- LOG first-sync=NAME steady-sync=NAME [members-sync=NAME]`:
 // the fixtures, captured from what Metacontroller really sent. At log level 6
@@ -27,7 +31,7 @@
 // every related group sync reads; together their answers ask for every
 // child resource the CompositeController declares (so one parent has
 // members); and `steady-sync`'s status is sync's answer to it, a fixed point.
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { API_VERSION, GROUP, NAMESPACES, ObservedChildren, PARENT, RelatedObjects, sync, type Project, type SyncResponse } from "../sync.ts";
 import { withObserved, type FixtureName } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
@@ -58,13 +62,12 @@ export function fixturesFromLog(log: string, wanted: Partial<Record<FixtureName,
 const emptyGroups = (schema: { entries: object }) => Object.fromEntries(Object.keys(schema.entries).map((group) => [group, {}]));
 
 /** A request as Metacontroller would send it about a parent with this spec: its first, or once its answers stop changing. */
-export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unknown> = {}) {
+export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unknown> = {}, name = fixture.replace(/-sync$/, "")) {
   const { find } = readManifest();
   const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
   // The API server fills in the defaults the CRD declares, before anyone reads the parent.
   const properties: Record<string, { default?: unknown }> = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
   const defaults = Object.fromEntries(Object.entries(properties).flatMap(([field, schema]) => (schema.default === undefined ? [] : [[field, schema.default]])));
-  const name = fixture.replace(/-sync$/, "");
   const parent: Project = {
     apiVersion: API_VERSION,
     kind: PARENT.kind,
@@ -86,7 +89,25 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
   throw new Error(`${fixture}: sync's answers still change after 20 rounds: is one of them stamped with the time, or does it differ every call?`);
 }
 
-if (import.meta.filename === process.argv[1] && process.argv[2] === "--from-code") {
+/** Each fixture made again from code, about the same parent with the spec fields the CRD still declares: what take-away leaves. */
+export function remadeFixtures(read: (file: string) => string, files: string[]): Record<string, string> {
+  const { find } = readManifest();
+  const declared = Object.keys(find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties);
+  return Object.fromEntries(
+    files.map((file) => {
+      const { parent } = JSON.parse(read(file));
+      const spec = Object.fromEntries(Object.entries(parent.spec ?? {}).filter(([field]) => declared.includes(field)));
+      return [file, `${JSON.stringify(fixtureFromCode(file.replace(/\.json$/, ""), spec, parent.metadata.name), null, 2)}\n`];
+    }),
+  );
+}
+
+if (import.meta.filename === process.argv[1] && process.argv[2] === "--remake") {
+  const directory = new URL("fixtures/", import.meta.url);
+  const files = readdirSync(directory).filter((file) => file.endsWith(".json"));
+  for (const [file, text] of Object.entries(remadeFixtures((each) => readFileSync(new URL(each, directory), "utf8"), files))) writeFileSync(new URL(file, directory), text);
+  console.log(`test/fixtures: ${files.join(", ")} made again from this copy's code`);
+} else if (import.meta.filename === process.argv[1] && process.argv[2] === "--from-code") {
   const [, fixture, spec = "{}"] = process.argv.slice(2);
   if (!fixture || !/^[a-z0-9-]+$/.test(fixture)) {
     console.error("usage: npm run fixtures -- --from-code NAME [SPEC], as owners-sync '{\"owners\":[\"alice\"]}'");

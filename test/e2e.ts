@@ -174,9 +174,11 @@ export async function runE2e(options: E2eOptions): Promise<number> {
   // fails and the delete finds nothing.
   async function liftProtection(object: KubeObject, signal: AbortSignal): Promise<void> {
     const { name } = object.metadata;
+    // feature: deletion-protection
     if (object.kind === PARENT.kind) {
       await kubectl(["patch", PARENT.singular, name, "--type=merge", "-p", '{"spec":{"deletionProtection":false}}'], undefined, signal);
     }
+    // end feature: deletion-protection
     if (keptUntilAnnotated(object)) {
       await kubectl(["annotate", "-f", "-", `${DELETION_ANNOTATION}=true`, "--overwrite"], stringify(object), signal);
     }

@@ -37,9 +37,11 @@ export function readManifest() {
 // Client-side `kubectl apply` keeps a copy of the whole object in an
 // annotation, written as Go writes JSON (`<`, `>`, `&`, U+2028 and U+2029
 // escaped to six bytes each), and the API server refuses more than 256 KiB of
-// annotations on one object. features/annotation-limits.ts counts a
-// Namespace's the same way for a rule of its own; its tests prove that the two
-// counts agree.
+// annotations on one object.
+// feature: annotation-limits
+// features/annotation-limits.ts counts a Namespace's the same way for a rule
+// of its own; its tests prove that the two counts agree.
+// end feature: annotation-limits
 export const ANNOTATIONS_LIMIT_BYTES = 256 * 1024;
 export const CLIENT_SIDE_APPLY_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
 /** JSON as Go writes it, as Kubernetes tools store their copies of objects. */

@@ -8,7 +8,7 @@ import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../m
 import { ObservedChildren, REASONS, sync } from "../sync.ts";
 import { fixture } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
-import { STEADY_FIXTURE, StatusChanged, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
+import { STEADY_FIXTURE, StatusChanged, TRANSCRIPT, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const DOCS = readdirSync(new URL("../docs/", import.meta.url)).filter((file) => file.endsWith(".md")).sort();
@@ -38,12 +38,12 @@ describe("README", () => {
 
   // Each `$ curl -s localhost:8080/<route> ... -d '<body>'` and the lines it prints, up to the next command.
   const transcripts = [...documentation.matchAll(/^\$ curl -s localhost:8080(\/\w+) (.*?)-d '(.*)'( \| jq \.)?\n([\s\S]*?)(?=^\$ |^```)/gm)];
-  test("the README shows transcripts of customize, the smallest sync request, a conflict and bad input", () => {
-    assert.deepEqual(
-      [...new Set(transcripts.map(([, route]) => route))].sort(),
-      [CUSTOMIZE_PATH, SYNC_PATH].sort(),
-    );
-    assert.ok(transcripts.length >= 6, `${transcripts.length} transcripts found`);
+  test("the README shows transcripts of customize, a first sync, a conflict and bad input", () => {
+    const all = [...readme.matchAll(TRANSCRIPT)];
+    assert.deepEqual([...new Set(all.map(([, , , , route]) => route))].sort(), [CUSTOMIZE_PATH, SYNC_PATH].sort());
+    assert.ok(all.length >= 7, `${all.length} transcripts found`);
+    assert.ok(readme.includes("-d @test/fixtures/first-sync.json | jq ."), "a first sync");
+    assert.ok(all.some(([command]) => command.startsWith("$ jq ") && command.includes('.related["Namespace.v1"]')), "a conflict");
   });
   for (const [, route = "", flags = "", body = "", pretty, printed = ""] of transcripts) {
     test(`the transcript for ${route} -d '${body.length > 40 ? `${body.slice(0, 40)}...` : body}' is what the webhook answers`, async (t) => {
@@ -142,6 +142,13 @@ describe("README", () => {
     for (const field of Object.keys(sync(parent, children, related).status)) {
       assert.ok(explained(field === "conditions" ? "conditions[Ready]" : field), `status field ${field}`);
     }
+  });
+
+  test("every page that says which Kubernetes it needs names the one k8s.yaml's first lines name", () => {
+    const needs = (text: string) => [...text.matchAll(/Kubernetes\s+(1\.\d+)\s+or\s+later/g)].map(([, version]) => version);
+    const [installs, ...more] = needs(manifest.text.slice(0, 300));
+    assert.ok(installs && more.length === 0, "k8s.yaml names one version");
+    for (const [page, text] of Object.entries(pages)) assert.deepEqual([...new Set(needs(text))].filter((version) => version !== installs), [], page);
   });
 
   test("LICENSE is the license package.json names", () => {

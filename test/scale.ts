@@ -4,8 +4,9 @@
 // what each costs. Run it against a cluster
 // where the controller is installed (or `npm run test:e2e:local`'s kind of
 // setup: up.sh, the webhook on the host, k8s.yaml pointed at it), as "How
-// it scales" in docs/operating.md shows. It creates its own ProjectProfile
-// and Projects, named and labelled after the run, and deletes exactly those.
+// it scales" in docs/operating.md shows. It creates its own Projects, and
+// what they need first (a profile of its own, say), named and labelled
+// after the run, and deletes exactly those.
 //
 // WEBHOOK_LOG, if set, is the webhook's log file: the hook calls the run
 // caused are counted from its lines, with the largest sync request and the

@@ -4,8 +4,10 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
-import { FEATURES } from "../sync.ts";
+import { parseAllDocuments } from "yaml";
+import { FEATURES, PARENT, type Feature } from "../sync.ts";
 import { filesOf, neededByKept, needsOf, withoutFeature, writtenByHand } from "./take-away.ts";
+import { TRANSCRIPT } from "./transcripts.ts";
 
 const root = new URL("..", import.meta.url);
 // Tracked and still there: a copy that has taken features away may not have committed it.
@@ -37,10 +39,10 @@ describe("take-away: markers", () => {
     assert.equal(withoutFeature(text, "members"), text);
   });
 
-  test("a feature's file names the features it needs; integrations needs the guardrails' profiles", () => {
+  test("a feature's file names the features it needs; integrations needs the guardrails' profiles and the members", () => {
     assert.deepEqual(needsOf("/**\n * # X\n *\n * Needs: guardrails, members (why).\n */"), ["guardrails", "members"]);
     assert.deepEqual(needsOf("/** Needs nothing. */"), []);
-    if (features.includes("integrations")) assert.deepEqual(needsOf(readFileSync(new URL("integrations.ts", featuresDirectory), "utf8")), ["guardrails"]);
+    if (features.includes("integrations")) assert.deepEqual(needsOf(readFileSync(new URL("integrations.ts", featuresDirectory), "utf8")), ["guardrails", "members"]);
   });
 
   test("taking away a feature that a kept one needs is refused; taking both is not", () => {
@@ -85,6 +87,62 @@ describe("take-away: every feature of this repository", () => {
       const marked = sync.split("\n").filter((line) => line.endsWith(`// feature: ${feature}`));
       assert.equal(marked.length, 2, marked.join("\n"));
       assert.ok(marked.some((line) => line.startsWith("import ") && line.includes(`"./features/${feature}.ts"`)));
+    });
+  }
+});
+
+// What only a feature speaks of: its reasons, the spec and status fields
+// its CRD declares as the docs write them, the kinds of its own CRDs, and
+// its files. After it is taken away, none of them may be left anywhere: not
+// in code, not in prose, not in an example.
+describe("take-away: nothing of a feature is left behind", () => {
+  const texts = new Map(tracked.map((path) => [path, readFileSync(new URL(path, root), "utf8")]));
+  const manifest = writtenByHand(texts.get("k8s.yaml") ?? "");
+  const parentSchema = (text: string) =>
+    parseAllDocuments(text)
+      .map((document) => document.toJS())
+      .find((object) => object?.kind === "CustomResourceDefinition" && object.spec.names.kind === PARENT.kind)?.spec.versions[0].schema.openAPIV3Schema.properties;
+  const kinds = (text: string) => new Set([...text.matchAll(/^ {4}kind: (\w+)$/gm)].map(([, kind = ""]) => kind));
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+  // What take-away's next steps write anew is not written by hand: the
+  // fixtures (take-away makes them again from the code left) and what the
+  // webhook answered in a page's `curl` transcript (npm run transcripts).
+  const byHand = (path: string, text: string) =>
+    path.startsWith("test/fixtures/") ? "" : writtenByHand(text).replace(TRANSCRIPT, (whole, ...groups) => whole.slice(0, whole.length - String(groups.at(-1).printed).length));
+  // These tests take features' and resources' names as examples of their own.
+  const ABOUT_NAMES = ["test/take-away.test.ts", "test/rename.test.ts", "test/rename.ts"];
+  // A feature goes with those that need it, as take-away demands.
+  const needing = (feature: string): string[] => [feature, ...features.filter((other) => needsOf(texts.get(`features/${other}.ts`) ?? "").includes(feature)).flatMap(needing)];
+
+  for (const feature of features) {
+    test(`${feature}: taken away, none of its words is left in any file`, async () => {
+      const module = await import(`../features/${feature}.ts`);
+      const own: Feature = Object.values(module).find((value: any) => typeof value?.plan === "function") as Feature;
+      const without = withoutFeature(manifest, feature);
+      const [before, after] = [parentSchema(manifest), parentSchema(without)];
+      const added = (part: "spec" | "status") => Object.keys(before[part].properties).filter((field) => !(field in after[part].properties));
+      const keptKinds = kinds(without);
+      const words = [
+        ...own.reasons,
+        ...own.refusals,
+        ...added("spec").flatMap((field) => [`spec.${field}`, ...(/[A-Z]/.test(field) ? [field] : [])]),
+        ...added("status").map((field) => `status.${field}`),
+        ...[...kinds(manifest)].filter((kind) => !keptKinds.has(kind)),
+        ...filesOf(feature, tracked),
+      ];
+      const together = needing(feature);
+      const removed = new Set(together.flatMap((each) => filesOf(each, tracked)));
+      const left = [...texts].flatMap(([path, text]) => {
+        if (removed.has(path) || ABOUT_NAMES.includes(path) || text.includes("\0")) return [];
+        return together
+          .reduce((current, each) => withoutFeature(current, each, path), byHand(path, text))
+          .split("\n")
+          .flatMap((line, at) =>
+            words.filter((word) => new RegExp(`(?<![\\w-])${escape(word)}(?![\\w-])`).test(line)).map((word) => `${path}:${at + 1}: ${word}: ${line.trim().slice(0, 100)}`),
+          );
+      });
+      assert.deepEqual(left, [], `${left.length} lines`);
     });
   }
 });

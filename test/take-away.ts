@@ -7,13 +7,16 @@
 //     `<!-- feature: <feature> -->`), and each block from a line that is only
 //     that marker to the line that is only `end feature: <feature>`; but not
 //     in what `npm run manifest` generates, which it writes anew.
-// Then run `npm run manifest`, `npm run transcripts` and `npm test`. It
+// Last, the fixtures are made again from the code that is left (`npm run
+// fixtures -- --remake`). Then run `npm run manifest`, `npm run
+// transcripts` and `npm test`. It
 // refuses, changing nothing, a feature that has no file in features/, one
 // that a feature kept needs (its file says `Needs: <feature>`), and a block
 // left open.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const root = new URL("..", import.meta.url);
 
@@ -89,6 +92,10 @@ function takeAway(features: string[]) {
   for (const [path, text] of rewritten) writeFileSync(new URL(path, root), text);
   console.log(`removed ${removed.length} files: ${removed.join(", ")}`);
   console.log(`edited ${rewritten.size} files: ${[...rewritten.keys()].join(", ")}`);
+  // A captured request still carries the groups and fields of what went:
+  // the fixtures are made again by the code that is left, in a process of
+  // its own, as this one still runs the features taken away.
+  execFileSync(process.execPath, ["--import", "tsx", fileURLToPath(new URL("test/capture-fixtures.ts", root)), "--remake"], { cwd: root, stdio: "inherit" });
   console.log("next: npm run manifest && npm run transcripts && npm test");
 }
 

@@ -12,6 +12,7 @@
 // -s` showed an answer (or the other way round). That is a request to
 // retype, say after a schema change, not an answer to paste.
 // readme.test.ts and sync.test.ts fail whenever this would change anything.
+import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createApp, readConfig } from "../main.ts";
@@ -26,8 +27,10 @@ export function pagePaths(): string[] {
   return ["README.md", ...docs.map((file) => `docs/${file}`)];
 }
 
-// A command, then what it printed, up to the next command or the end of the block.
-const TRANSCRIPT = /^\$ curl -s(i?) localhost:8080(\/\w+) (.*?)-d (?:'(.*)'|@(\S+))( \| jq \.)?\n([\s\S]*?)(?=^\$ |^```)/gm;
+// A command, then what it printed, up to the next command or the end of the
+// block. The body is inline, a file, or (`-d @-`) a file as a jq filter
+// changes it: a fixture with one thing added says what the example is about.
+export const TRANSCRIPT = /^\$ (?:jq '(.*?)' (\S+) \| )?curl -s(i?) localhost:8080(\/\w+) (.*?)-d (?:'(.*)'|@(\S+))( \| jq \.)?\n(?<printed>[\s\S]*?)(?=^\$ |^```)/gm;
 
 async function answer(route: string, flags: string, body: string) {
   const headers: Record<string, string> = {};
@@ -57,8 +60,12 @@ export async function renderTranscripts(page: string): Promise<string> {
     const changed: string[] = [];
     // The ETag of each file's answer, so that a later `If-None-Match` sends it back.
     const etags = new Map<string, string>();
-    for (const [whole, headers, route = "", flags = "", inline, file, pretty, printed = ""] of page.matchAll(TRANSCRIPT)) {
-      const body = inline ?? JSON.stringify(JSON.parse(readFileSync(new URL(file ?? "", root), "utf8")));
+    for (const [whole, filter, filtered = "", headers, route = "", flags = "", inline, file, pretty, printed = ""] of page.matchAll(TRANSCRIPT)) {
+      const body =
+        inline ??
+        (file === "-" && filter !== undefined
+          ? execFileSync("jq", ["-c", filter, fileURLToPath(new URL(filtered, root))], { encoding: "utf8" }).trim()
+          : JSON.stringify(JSON.parse(readFileSync(new URL(file ?? "", root), "utf8"))));
       const conditional = flags.includes("If-None-Match") && file ? flags.replace(/If-None-Match: [^']+/, `If-None-Match: ${etags.get(file) ?? ""}`) : flags;
       const { status, etag, text } = await answer(route, conditional, body);
       if (file && !flags.includes("If-None-Match")) etags.set(file, etag);

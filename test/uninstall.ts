@@ -15,10 +15,12 @@
 //   3. the kept objects are marked, the policies' finalizers removed (and,
 //      with integrations, the finalize hook that holds Projects back), and
 //      k8s.yaml deleted whole.
-// It refuses, deleting nothing, anyone who is not a cluster admin, a
-// Project with deletionProtection (its owners' word, lifted only by them or
-// an admin, one at a time), and, unless told `--yes`, a run that nobody
-// confirmed at a terminal. A Project that does not go within the deadline
+// It refuses, deleting nothing, anyone who is not a cluster admin and,
+// unless told `--yes`, a run that nobody confirmed at a terminal.
+// feature: deletion-protection
+// It refuses a Project with deletionProtection too: its owners' word,
+// lifted only by them or an admin, one at a time.
+// end feature: deletion-protection A Project that does not go within the deadline
 // stops the uninstall with the guards still in place, and says why.
 import { createInterface } from "node:readline/promises";
 import { stringify } from "yaml";
