@@ -64,6 +64,11 @@ describe("take-away: markers", () => {
     assert.throws(() => withoutFeature("a\n<!-- feature: members -->\nb", "members", "README.md"), /^Error: README\.md:2: feature members is opened and never ended$/);
   });
 
+  test("a block opened again before it ended is refused: its end was mistyped, and would take all to the next block's end", () => {
+    const text = ["// feature: members", "a", "// end feature: members and more", "b", "// feature: members", "c", "// end feature: members"].join("\n");
+    assert.throws(() => withoutFeature(text, "members", "x.ts"), /^Error: x\.ts:1: feature members is opened and never ended before line 5 opens it again$/);
+  });
+
   test("a feature owns its file in features/, its page in docs/, and the test files named after it", () => {
     const paths = ["features/members.ts", "test/members.test.ts", "test/members-cases.ts", "test/fixtures/members-sync.json", "test/sync.test.ts", "docs/members.md", "docs/cluster.md", "docs/members-old.md"];
     assert.deepEqual(filesOf("members", paths), ["features/members.ts", "test/members.test.ts", "test/members-cases.ts", "test/fixtures/members-sync.json", "docs/members.md"]);

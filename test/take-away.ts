@@ -33,6 +33,8 @@ export function withoutFeature(text: string, feature: string, file = "text"): st
   const kept: string[] = [];
   let openedAt: number | undefined;
   for (const [index, current] of text.split("\n").entries()) {
+    // A block opened again before it ended is one whose end was mistyped: it would take all up to the next block's end with it.
+    if (openedAt !== undefined && start.test(current)) throw new Error(`${file}:${openedAt + 1}: feature ${feature} is opened and never ended before line ${index + 1} opens it again`);
     if (openedAt === undefined && start.test(current)) openedAt = index;
     else if (openedAt !== undefined && end.test(current)) openedAt = undefined;
     else if (openedAt === undefined && !line.test(current)) kept.push(current);

@@ -20,8 +20,9 @@
 // feature: deletion-protection
 // It refuses a Project with deletionProtection too: its owners' word,
 // lifted only by them or an admin, one at a time.
-// end feature: deletion-protection A Project that does not go within the deadline
-// stops the uninstall with the guards still in place, and says why.
+// end feature: deletion-protection
+// A Project that does not go within the deadline stops the uninstall with
+// the guards still in place, and says why.
 import { createInterface } from "node:readline/promises";
 import { stringify } from "yaml";
 import { GROUP, PARENT } from "../sync.ts";
