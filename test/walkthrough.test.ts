@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { WALKTHROUGH_AS_WRITTEN, asShown, comparable, linesOf, parseWalkthrough, renderOutput, renderWalkthrough } from "./walkthrough.ts";
+import { WALKTHROUGH_AS_WRITTEN, asShown, comparable, differences, linesOf, parseWalkthrough, renderOutput, renderWalkthrough } from "./walkthrough.ts";
 
 const page = [
   "# A page",
@@ -112,6 +112,23 @@ describe("npm run walkthrough", () => {
     const indented = page.replace(`  ${WALKTHROUGH_AS_WRITTEN}\n`, "");
     const { page: rendered } = renderWalkthrough(indented, printed);
     assert.ok(rendered.includes("  $ kubectl rollout status statefulset/x\n  statefulset rolling update complete 1 pods at revision x-5d8f\n  ```"));
+  });
+
+  test("the causes of an invalid object are compared, and shown, in the page's order, which the API server does not keep", () => {
+    const written = ['The Widget "w" is invalid: ', "* spec.b: Invalid value: two", "* spec.a: Invalid value: one", "done"];
+    assert.deepEqual(renderOutput(written, ['The Widget "w" is invalid: ', "* spec.a: Invalid value: one", "* spec.b: Invalid value: two", "done"]), written);
+    assert.deepEqual(renderOutput(written, ['The Widget "w" is invalid: ', "* spec.c: Invalid value: three", "* spec.a: Invalid value: one", "done"]), [
+      'The Widget "w" is invalid: ',
+      "* spec.a: Invalid value: one",
+      "* spec.c: Invalid value: three",
+      "done",
+    ]);
+    assert.deepEqual(renderOutput(["* b", "* a"], ["* a", "* b"]), ["* a", "* b"], "only under an is invalid: line");
+  });
+
+  test("a changed output is shown as the lines only the page has and those only the run printed", () => {
+    assert.deepEqual(differences(["a", "b", "c"], ["a", "x", "c", "d"]), ["- b", "+ x", "+ d"]);
+    assert.deepEqual(differences(["a"], ["a"]), []);
   });
 
   test("a line matched to one with other columns is the printed one, with the page's marker", () => {

@@ -7,8 +7,9 @@
 // and exits 1 if one does.
 //
 // What is volatile (ages, timestamps, uids, resourceVersions, the webhook's
-// port) is compared as a placeholder, so a line that differs only there keeps
-// the text the page shows and a rerun changes nothing. A line that is the same
+// port) is compared as a placeholder, and the causes of a refusal that the
+// API server lists in any order are compared in the page's, so a line that
+// differs only there keeps the text the page shows and a rerun changes nothing. A line that is the same
 // as one on the page keeps its take-away marker (`  # feature: x`).
 //
 // Where the local control plane cannot run a command as written, the run does
@@ -146,8 +147,9 @@ function ageColumns(lines: string[]): (number | undefined)[] {
  * marker; the others are what was printed. In a table whose layout changed,
  * the printed lines are taken whole, so that its columns stay aligned.
  */
-export function renderOutput(written: string[], printed: string[]): string[] {
+export function renderOutput(written: string[], inRunOrder: string[]): string[] {
   const [texts, markers] = [written.map((line) => splitMarker(line)[0]), written.map((line) => splitMarker(line)[1])];
+  const printed = inPageOrder(texts, inRunOrder);
   const [was, is] = [comparable(texts), comparable(printed)];
   const loose = (line: string) => line.replace(/\s+/g, " ");
   const pairs = longestCommon(was.map(loose), is.map(loose));
@@ -158,6 +160,28 @@ export function renderOutput(written: string[], printed: string[]): string[] {
     if (match === undefined) return line;
     return was[match] === is[index] ? (written[match] ?? line) : `${line}${markers[match]}`;
   });
+}
+
+/**
+ * The printed lines, with the causes an `... is invalid:` error lists (`* `
+ * lines) in the order the page shows them. The API server validates a
+ * custom resource's fields in Go's map order, which changes from run to
+ * run, so it lists the causes of one refusal in any order.
+ */
+function inPageOrder(written: string[], printed: string[]): string[] {
+  const shownAt = new Map(comparable(written).map((key, index) => [key, index]));
+  const keys = comparable(printed);
+  const ordered = [...printed];
+  for (let start = 0; start < printed.length; start++) {
+    if (!/ is invalid:\s*$/.test(printed[start] ?? "")) continue;
+    let end = start + 1;
+    while (printed[end]?.startsWith("* ")) end++;
+    const causes = Array.from({ length: end - start - 1 }, (_, offset) => start + 1 + offset);
+    const rank = (index: number) => shownAt.get(keys[index] ?? "") ?? Number.MAX_SAFE_INTEGER;
+    causes.sort((a, b) => rank(a) - rank(b) || a - b).forEach((from, offset) => (ordered[start + 1 + offset] = printed[from] ?? ""));
+    start = end - 1;
+  }
+  return ordered;
 }
 
 /** The pairs (index in a, index in b) of a longest common subsequence of a and b. */
@@ -177,18 +201,33 @@ function longestCommon(a: string[], b: string[]): [number, number][] {
   return pairs;
 }
 
+/** The lines only one of the two has, in order: `- ` the page's, `+ ` the printed. */
+export function differences(written: string[], rendered: string[]): string[] {
+  const pairs = longestCommon(written, rendered);
+  const lines: string[] = [];
+  let [i, j] = [0, 0];
+  for (const [a, b] of [...pairs, [written.length, rendered.length]]) {
+    while (i < (a ?? 0)) lines.push(`- ${written[i++]}`);
+    while (j < (b ?? 0)) lines.push(`+ ${rendered[j++]}`);
+    [i, j] = [(a ?? 0) + 1, (b ?? 0) + 1];
+  }
+  return lines;
+}
+
+export type Changed = Step & { rendered: string[] };
+
 /** The page with each command's output as printed (undefined: kept as written), and the commands whose output changed. */
-export function renderWalkthrough(page: string, printed: (string[] | undefined)[]): { page: string; changed: Step[] } {
+export function renderWalkthrough(page: string, printed: (string[] | undefined)[]): { page: string; changed: Changed[] } {
   const steps = parseWalkthrough(page);
   const lines = page.split("\n");
-  const changed: Step[] = [];
+  const changed: Changed[] = [];
   // From the last, so that earlier ranges stay where they are.
   for (const [index, step] of [...steps.entries()].reverse()) {
     const output = printed[index];
     if (step.asWritten || output === undefined) continue;
     const rendered = renderOutput(step.output, output);
     if (rendered.join("\n") === step.output.join("\n")) continue;
-    changed.unshift(step);
+    changed.unshift({ ...step, rendered });
     lines.splice(step.outputRange[0], step.outputRange[1] - step.outputRange[0], ...rendered.map((line) => (line === "" ? line : step.indent + line)));
   }
   return { page: lines.join("\n"), changed };
@@ -386,7 +425,9 @@ async function main(): Promise<number> {
     console.log(`${PAGE}: every output is what the commands print`);
     return 0;
   }
-  const named = rendered.changed.map((step) => `  ${PAGE}:${step.line}: ${step.command.slice(0, 110)}`).join("\n");
+  const named = rendered.changed
+    .map((step) => [`  ${PAGE}:${step.line}: ${step.command.slice(0, 110)}`, ...differences(step.output, step.rendered).map((line) => `    ${line}`)].join("\n"))
+    .join("\n");
   if (check) {
     console.error(`${PAGE}: ${rendered.changed.length} command(s) print other than the page shows (npm run walkthrough rewrites them):\n${named}`);
     return 1;
