@@ -12,4 +12,4 @@ local_plane_up walkthrough "${LOCAL_K8S_DIR:-$PWD/.cache/walkthrough-k8s}" .
 # What test/walkthrough.ts checks that the cluster it talks to is this one.
 WALKTHROUGH_CLUSTER_UID=$("$KUBECTL" get namespace kube-system -o 'jsonpath={.metadata.uid}')
 export WALKTHROUGH_CLUSTER_UID
-WEBHOOK_URL=$webhook_url timeout 1500 node --import tsx test/walkthrough.ts "$@"
+WEBHOOK_URL=$webhook_url timeout 600 node --import tsx test/walkthrough.ts "$@"
