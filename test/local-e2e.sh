@@ -5,67 +5,11 @@
 # webhook on the host exactly as the Deployment runs it (k8s.yaml's bundle on
 # the pod's Node 24), runs `npm run test:e2e` against both with a cluster
 # required, and stops everything it started, on success, failure, a deadline
-# or Ctrl-C. On a failure it prints the webhook's and Metacontroller's last
-# lines about the run before stopping them.
+# or Ctrl-C (test/local-plane.sh). On a failure it prints the webhook's and
+# Metacontroller's last lines about the run before stopping them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-plane=$(realpath -m "${LOCAL_CONTROL_PLANE:-../shared/local-control-plane}")
-if [ ! -x "$plane/up.sh" ]; then
-  echo "e2e on a local control plane skipped: no $plane/up.sh (set LOCAL_CONTROL_PLANE to where it is)"
-  exit 0
-fi
-# The control plane listens on fixed ports: one at a time on a machine.
-if curl -sk --max-time 2 https://127.0.0.1:16443/healthz >/dev/null 2>&1; then
-  echo "e2e on a local control plane refused: an API server already answers on 127.0.0.1:16443; stop it (down.sh) first" >&2
-  exit 1
-fi
+source test/local-plane.sh
+local_plane_up e2e "$PWD/.cache/local-k8s" 'e2e-'
 
-export LOCAL_K8S_DIR=$PWD/.cache/local-k8s
-export KUBECONFIG=$LOCAL_K8S_DIR/kubeconfig
-export KUBECTL=$LOCAL_K8S_DIR/bin/kubectl
-# kubectl's discovery cache is kept per server address, and every run's
-# server is 127.0.0.1:16443: a cache of its own keeps one run from seeing the
-# kinds of another's.
-export KUBECACHEDIR=$LOCAL_K8S_DIR/kube-cache
-rm -rf "$KUBECACHEDIR"
-logs=$LOCAL_K8S_DIR/logs
-webhook_pid=
-
-stop() {
-  status=$?
-  trap - EXIT INT TERM
-  if [ "$status" -ne 0 ] && [ -d "$logs" ]; then
-    echo "--- the webhook's last lines"; tail -n 30 "$logs/webhook.log" 2>/dev/null || true
-    echo "--- Metacontroller's last lines about the e2e's objects"
-    grep -a 'e2e-' "$logs/metacontroller.log" 2>/dev/null | tail -n 30 || true
-    echo "--- Metacontroller's last errors"
-    grep -a '"level":"error"' "$logs/metacontroller.log" 2>/dev/null | tail -n 10 | cut -c1-400 || true
-  fi
-  # The webhook's own exit code is not the run's: the control plane goes down whatever it is.
-  if [ -n "$webhook_pid" ] && kill -TERM "$webhook_pid" 2>/dev/null; then
-    wait "$webhook_pid" 2>/dev/null || echo "the webhook exited with code $? after SIGTERM (see $logs/webhook.log)"
-  fi
-  DOWN_WIPE=1 timeout 120 "$plane/down.sh" || true
-  exit "$status"
-}
-trap stop EXIT
-trap 'exit 130' INT TERM
-
-# An empty cluster every time: nothing an earlier run left can matter.
-rm -rf "$LOCAL_K8S_DIR/data" "$logs"
-METACONTROLLER_LOG_LEVEL=${METACONTROLLER_LOG_LEVEL:-info} timeout 300 "$plane/up.sh"
-
-{ read -r node; read -r bundle; } < <(node --import tsx test/runtime-cache.ts)
-PORT=0 HOST=127.0.0.1 "$node" "$bundle" >"$logs/webhook.log" 2>&1 &
-webhook_pid=$!
-port=
-for _ in $(seq 1 100); do
-  port=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$logs/webhook.log")
-  [ -n "$port" ] && break
-  kill -0 "$webhook_pid" 2>/dev/null || { echo "the webhook exited at start:" >&2; cat "$logs/webhook.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "the webhook did not listen within 10 s" >&2; exit 1; }
-echo "webhook: $bundle on $("$node" --version), http://127.0.0.1:$port"
-
-WEBHOOK_URL=http://127.0.0.1:$port E2E_REQUIRE_CLUSTER=1 timeout 600 node --import tsx test/e2e.ts
+WEBHOOK_URL=$webhook_url E2E_REQUIRE_CLUSTER=1 timeout 600 node --import tsx test/e2e.ts
