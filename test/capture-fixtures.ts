@@ -32,7 +32,8 @@
 // child resource the CompositeController declares (so one parent has
 // members); and `steady-sync`'s status is sync's answer to it, a fixed point.
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { API_VERSION, GROUP, NAMESPACES, ObservedChildren, PARENT, RelatedObjects, sync, type Project, type SyncResponse } from "../sync.ts";
+import { createHash } from "node:crypto";
+import { API_VERSION, GROUP, NAMESPACES, ObservedChildren, PARENT, RelatedObjects, customize, sync, type Project, type SyncResponse } from "../sync.ts";
 import { withObserved, type FixtureName } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
 
@@ -59,6 +60,9 @@ export function fixturesFromLog(log: string, wanted: Partial<Record<FixtureName,
   );
 }
 
+/** A uid shaped as the API server's, the same for a name every time, so that a fixture made again changes only where the code did. */
+const uidOf = (name: string) => createHash("sha256").update(name).digest("hex").slice(0, 32).replace(/^(.{8})(.{4})(.{4})(.{4})/, "$1-$2-$3-$4-");
+
 const emptyGroups = (schema: { entries: object }) => Object.fromEntries(Object.keys(schema.entries).map((group) => [group, {}]));
 
 /** A request as Metacontroller would send it about a parent with this spec: its first, or once its answers stop changing. */
@@ -71,7 +75,7 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
   const parent: Project = {
     apiVersion: API_VERSION,
     kind: PARENT.kind,
-    metadata: { name, uid: `uid-of-${name}`, generation: 1, creationTimestamp: "2026-12-01T00:00:00Z" } as Project["metadata"],
+    metadata: { name, uid: uidOf(name), generation: 1, creationTimestamp: "2026-12-01T00:00:00Z" } as Project["metadata"],
     spec: { ...defaults, ...spec },
   };
   const request = { controller: find("CompositeController"), parent, children: emptyGroups(ObservedChildren) as ObservedChildren, related: emptyGroups(RelatedObjects) as RelatedObjects, finalizing: false };
@@ -85,6 +89,10 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
     request.parent = { ...request.parent, status: answer.status as Project["status"] };
     request.children = withObserved(emptyGroups(ObservedChildren) as ObservedChildren, answer.children);
     for (const namespace of Object.values(request.children[NAMESPACES])) namespace.status = { phase: "Active" };
+    // What customize asked for by name comes as related too, once it exists: the Project's own Namespace.
+    const named = customize(request.parent).relatedResources.flatMap((rule) => (rule.resource === "namespaces" && "names" in rule ? rule.names : []));
+    const observedNamespaces: Record<string, unknown> = request.children[NAMESPACES];
+    request.related = { ...request.related, [NAMESPACES]: Object.fromEntries(named.flatMap((each) => (observedNamespaces[each] ? [[each, observedNamespaces[each]]] : []))) } as RelatedObjects;
   }
   throw new Error(`${fixture}: sync's answers still change after 20 rounds: is one of them stamped with the time, or does it differ every call?`);
 }

@@ -148,7 +148,8 @@ describe("e2e: touches only what it creates", () => {
         (/^ClusterRole(Binding)?$/.test(object.kind) && object.metadata.name === TRUSTED_CONTROLLERS);
       return kept ? [`annotate ${describeObject(object)}`] : [];
     });
-    assert.deepEqual(lifts, [`patch ${PARENT.singular} ${project}`, ...guarded]);
+    guarded.unshift(`patch ${PARENT.singular} ${project}`); // feature: deletion-protection
+    assert.deepEqual(lifts, guarded);
     for (const call of calls.filter((candidate) => verb(candidate) === "annotate")) assert.ok(call.args.includes(`${GROUP}/allow-deletion=true`), call.args.join(" "));
     // feature: integrations
     const unhooked = calls.find((call) => verb(call) === "patch" && call.objects[0]?.startsWith("CompositeController "));

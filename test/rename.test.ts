@@ -65,9 +65,12 @@ describe("rename: the words", () => {
 describe("rename: this repository", () => {
   const current = currentNames();
   const files = filesToRename().map((path) => ({ path, text: readFileSync(new URL(`../${path}`, import.meta.url), "utf8") })).filter(({ text }) => !text.includes("\0"));
-  // Names found nowhere in the repository, with a prefix of another length
-  // that is not the singular and a dash, so that renaming back can tell them apart.
-  const WIDGET: Names = { group: "widgets.example.net", kind: "Widget", plural: "widgets", short: "wdg", prefix: "wd-" };
+  // Names found nowhere in the repository (the first such of these), with a
+  // prefix of another length that is not the singular and a dash, so that
+  // renaming back can tell them apart.
+  const unused = ["Widget", "Gizmo", "Zorblat"].find((kind) => files.every(({ text }) => !text.toLowerCase().includes(kind.toLowerCase()))) ?? "Qxzzy";
+  const singular = unused.toLowerCase();
+  const WIDGET: Names = { group: `${singular}s.example.net`, kind: unused, plural: `${singular}s`, short: singular.slice(0, 3), prefix: `${singular.slice(0, 2)}-` };
 
   test("the names it starts from are sync.ts's, with the CRD's short name and the features' kinds named after it", () => {
     const manifest = [
@@ -90,7 +93,7 @@ describe("rename: this repository", () => {
   });
 
   test("renamed, then renamed back, every file is as it was", () => {
-    const widget = { ...WIDGET, compounds: current.compounds?.map((compound) => compound.replace(current.kind.toLowerCase(), "widget")) };
+    const widget = { ...WIDGET, compounds: current.compounds?.map((compound) => compound.replace(current.kind.toLowerCase(), singular)) };
     for (const { path, text } of files) {
       assert.equal(renameFile(path, renameFile(path, text, current, WIDGET), widget, current), text, path);
     }

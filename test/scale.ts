@@ -107,22 +107,23 @@ export function runObjects(run: string, count: number, integrations = 0, request
   if (requesters > 0) {
     const devs = `${run}-devs`;
     const each = Math.ceil(count / requesters);
+    const grants: [binding: string, role: string][] = [[`${run}-requester`, REQUESTER_ROLE]];
+    prerequisites.push({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: run }, spec: { groups: [unlimited ? { group: devs, unlimited: true } : { group: devs, projects: each }] } });
+    // feature: guardrails
+    // The verb use on the run's profile: choosing one takes it.
+    prerequisites.push({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: run },
+      rules: [{ apiGroups: [GROUP], resources: [PROFILE.plural], resourceNames: [run], verbs: ["use"] }],
+    });
+    grants.push([`${run}-profile`, run]);
+    // end feature: guardrails
     prerequisites.push(
-      { apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: run }, spec: { groups: [unlimited ? { group: devs, unlimited: true } : { group: devs, projects: each }] } },
-      // The requester role, and the verb use on the run's profile (choosing one takes it).
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "ClusterRole",
-        metadata: { name: run },
-        rules: [{ apiGroups: [GROUP], resources: ["projectprofiles"], resourceNames: [run], verbs: ["use"] }],
-      },
-      ...[
-        [`${run}-requester`, REQUESTER_ROLE],
-        [`${run}-profile`, run],
-      ].map(([name, role]) => ({
+      ...grants.map(([name, role]) => ({
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRoleBinding",
-        metadata: { name: name! },
+        metadata: { name },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
         subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: devs }],
       })),

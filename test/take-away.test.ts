@@ -107,7 +107,15 @@ describe("take-away: nothing of a feature is left behind", () => {
     parseAllDocuments(text)
       .map((document) => document.toJS())
       .find((object) => object?.kind === "CustomResourceDefinition" && object.spec.names.kind === PARENT.kind)?.spec.versions[0].schema.openAPIV3Schema.properties;
-  const kinds = (text: string) => new Set([...text.matchAll(/^ {4}kind: (\w+)$/gm)].map(([, kind = ""]) => kind));
+  // A kind's names: itself, and as a CRD, its resource and singular (`kubectl get projectprofiles`).
+  const kinds = (text: string) =>
+    new Set([
+      ...[...text.matchAll(/^ {4}kind: (\w+)$/gm)].map(([, kind = ""]) => kind),
+      ...parseAllDocuments(text)
+        .map((document) => document.toJS())
+        .filter((object) => object?.kind === "CustomResourceDefinition")
+        .flatMap((object) => [object.spec.names.plural, object.spec.names.singular]),
+    ]);
   const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
   // What take-away's next steps write anew is not written by hand: the
