@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
-import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, projectVersion, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
+import { ADMINISTER, annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, projectVersion, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { admit, evaluateCel, type AdmissionRequest } from "./cel.ts";
 import { clock, escaped, namespaceOf, namespaces, project, related } from "./helpers.ts";
@@ -231,7 +231,7 @@ describe("admission: a Project's objects are Metacontroller's", () => {
   });
 
   test("a holder of administer may mend one by hand", () => {
-    assert.equal(write("UPDATE", { object: owned, oldObject: owned }, "pat", [`${GROUP}/${PARENT.plural}/administer`]).allowed, true);
+    assert.equal(write("UPDATE", { object: owned, oldObject: owned }, "pat", [ADMINISTER]).allowed, true);
   });
 
   test("objects that carry no Project's ownership stay free to their owners", () => {

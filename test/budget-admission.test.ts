@@ -23,7 +23,7 @@ import {
   shardOf,
   type Place,
 } from "../features/budget.ts";
-import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
+import { ADMINISTER, annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { admit, authorizedBy, evaluateCel, paramsJudging, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { at, childrenOfKind, escaped, namespaceOf, namespaces, project, related, withObserved } from "./helpers.ts";
 import { assertCrdSpells } from "./manifest.ts";
@@ -38,7 +38,7 @@ const budgetPolicy = policyNamed("budget");
 const budgetBindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === budgetPolicy.metadata.name);
 const requesterRole = find("ClusterRole", `${crd.metadata.name}-requester`);
 const DEVELOPER = { username: "dana@example.com", groups: ["developers", "system:authenticated"], authorized: authorizedBy(requesterRole.rules) };
-const ADMINISTRATOR = { username: "root", groups: ["system:masters"], authorized: [`${GROUP}/projects/administer`] };
+const ADMINISTRATOR = { username: "root", groups: ["system:masters"], authorized: [ADMINISTER] };
 const CONTACT = "the platform team";
 
 type Who = { username: string; groups: string[] };
