@@ -6,7 +6,7 @@ import { PROJECT_LABEL, sync } from "../sync.ts";
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts";
 import { assertBoundToDeny, crd, deleting, objects, policyNamed, projectSchema, projectVersion, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { admit, evaluateCel } from "./cel.ts";
-import { clock, namespaceIn, namespaces, project, related } from "./helpers.ts";
+import { clock, escaped, namespaceIn, namespaceOf, namespaces, project, related } from "./helpers.ts";
 
 const projectPolicy = policyNamed("deletion-protection");
 const namespacePolicy = policyNamed("namespace-deletion-protection");
@@ -80,7 +80,7 @@ describe("admission: a protected Project's Namespace", () => {
     for (const collection of [false, true]) {
       const { allowed, message } = namespaceDelete(labelled, { collection });
       assert.equal(allowed, false);
-      assert.match(String(message), /^Namespace proj-shop belongs to Project shop, which has spec\.deletionProtection set/);
+      assert.match(String(message), new RegExp(String.raw`^Namespace ${escaped(namespaceOf("shop"))} belongs to Project shop, which has spec\.deletionProtection set`));
       assert.match(String(message), /kubectl patch project shop --type=merge -p '\{"spec":\{"deletionProtection":false\}\}'$/);
     }
   });
