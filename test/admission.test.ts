@@ -95,9 +95,9 @@ describe("admission: a stray delete keeps the install", () => {
   test("every other CRD, Namespace and ClusterRoleBinding may go", () => {
     const other = { ...crd, metadata: { name: "compositecontrollers.metacontroller.k8s.io" } };
     assert.equal(installDelete("apiextensions.k8s.io", "customresourcedefinitions", other, { collection: true }).matched, false);
-    assert.equal(installDelete("", "namespaces", { metadata: { name: "team-x" } }).matched, false);
-    assert.equal(installDelete("rbac.authorization.k8s.io", "clusterrolebindings", { metadata: { name: "team-x-admins" } }).matched, false);
-    assert.equal(installDelete("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "team-x-admins" } }).matched, false);
+    assert.equal(installDelete("", "namespaces", { metadata: { name: "kube-public" } }).matched, false);
+    assert.equal(installDelete("rbac.authorization.k8s.io", "clusterrolebindings", { metadata: { name: "system:basic-user" } }).matched, false);
+    assert.equal(installDelete("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "system:basic-user" } }).matched, false);
   });
 
   test("every admission policy and binding carries the finalizer the deliberate uninstall removes, so that a stray delete leaves them enforcing", () => {
@@ -305,15 +305,15 @@ describe("admission: whom the guards trust", () => {
 
   test("a request about a Namespace names that Namespace as its namespace, as the API server does; any other cluster-wide one names none", () => {
     // Seen on 1.36, in the ownership guard's refusal of a planted Namespace.
-    const namespaceOf = {
+    const echoing = {
       metadata: { name: "namespace-of" },
       spec: {
         matchConstraints: { resourceRules: [{ apiGroups: ["", "rbac.authorization.k8s.io"], resources: ["namespaces", "clusterroles"], operations: ["DELETE"] }] },
         validations: [{ expression: "false", messageExpression: "'[' + request.namespace + ']'" }],
       },
     };
-    assert.equal(admit(namespaceOf, deleting("", "namespaces", { metadata: { name: "team-x" } })).message, "[team-x]");
-    assert.equal(admit(namespaceOf, deleting("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "reader" } })).message, "[]");
+    assert.equal(admit(echoing, deleting("", "namespaces", { metadata: { name: "kube-public" } })).message, "[kube-public]");
+    assert.equal(admit(echoing, deleting("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "reader" } })).message, "[]");
   });
 
   test("Metacontroller is named as its official install runs it, and so are the controller manager's controllers", () => {

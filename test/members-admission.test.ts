@@ -459,7 +459,7 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
   test("it holds in every Namespace sync labels as a Project's, and nowhere else", () => {
     assert.deepEqual(accessPolicy.spec.matchConstraints.namespaceSelector.matchExpressions, [{ key: PROJECT_LABEL, operator: "Exists" }]);
     assert.ok(JSON.stringify(accessPolicy.spec.validations).includes(`labels['${PROJECT_LABEL}']`));
-    assert.equal(bind([everyone], { labels: { "kubernetes.io/metadata.name": "team-x" } }).matched, false);
+    assert.equal(bind([everyone], { labels: { "kubernetes.io/metadata.name": "kube-public" } }).matched, false);
   });
 });
 
