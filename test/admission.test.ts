@@ -5,11 +5,11 @@
 // install.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
-import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, projectVersion, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
+import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
+import { ADMINISTER, annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, projectVersion, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { admit, evaluateCel, type AdmissionRequest } from "./cel.ts";
-import { clock, namespaces, project, related } from "./helpers.ts";
+import { clock, escaped, namespaceOf, namespaces, project, related } from "./helpers.ts";
 
 const installPolicy = policyNamed("install-protection");
 const ownershipPolicy = policyNamed("ownership");
@@ -74,7 +74,7 @@ describe("admission: a stray delete keeps the install", () => {
   const trustedBinding = find("ClusterRoleBinding", `${crd.metadata.name}-controller`);
   const kept = [
     { what: "the Project CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: crd, says: new RegExp(`^Deleting CustomResourceDefinition ${crd.metadata.name.replaceAll(".", "\\.")} deletes every ${PARENT.kind} and every ${NAMESPACE_PREFIX} Namespace`), command: `kubectl annotate crd ${crd.metadata.name} ` },
-    { what: "the install's Namespace", group: "", resource: "namespaces", object: controllerNamespace, says: /^Namespace meta-project holds the webhook; once deleted, nothing is reconciled/, command: "kubectl annotate namespace meta-project " },
+    { what: "the install's Namespace", group: "", resource: "namespaces", object: controllerNamespace, says: new RegExp(`^Namespace ${escaped(controllerNamespace.metadata.name)} holds the webhook; once deleted, nothing is reconciled`), command: `kubectl annotate namespace ${controllerNamespace.metadata.name} ` },
     { what: "the binding of whom the guards trust", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings", object: trustedBinding, says: new RegExp(`^ClusterRoleBinding ${trustedBinding.metadata.name} says whom the guards trust`), command: `kubectl annotate clusterrolebinding ${trustedBinding.metadata.name} ` },
     { what: "the role it binds", group: "rbac.authorization.k8s.io", resource: "clusterroles", object: find("ClusterRole", trustedBinding.roleRef.name), says: new RegExp(`^ClusterRole ${trustedBinding.roleRef.name} says whom the guards trust`), command: `kubectl annotate clusterrole ${trustedBinding.roleRef.name} ` },
   ];
@@ -84,10 +84,10 @@ describe("admission: a stray delete keeps the install", () => {
         const { allowed, message } = installDelete(group, resource, object, { collection });
         assert.equal(allowed, false, collection ? "a collection delete" : "a delete by name");
         assert.match(String(message), says);
-        assert.ok(String(message).endsWith(`If that is what you want, first run: ${command}agrrh.com/allow-deletion=true`), String(message));
+        assert.ok(String(message).endsWith(`If that is what you want, first run: ${command}${GROUP}/allow-deletion=true`), String(message));
         assert.equal(installDelete(group, resource, annotatedAsTold(object, message)).allowed, true);
       }
-      const otherValue = { ...object, metadata: { ...object.metadata, annotations: { "agrrh.com/allow-deletion": "yes" } } };
+      const otherValue = { ...object, metadata: { ...object.metadata, annotations: { [`${GROUP}/allow-deletion`]: "yes" } } };
       assert.equal(installDelete(group, resource, otherValue).allowed, false, "another value");
     });
   }
@@ -95,15 +95,15 @@ describe("admission: a stray delete keeps the install", () => {
   test("every other CRD, Namespace and ClusterRoleBinding may go", () => {
     const other = { ...crd, metadata: { name: "compositecontrollers.metacontroller.k8s.io" } };
     assert.equal(installDelete("apiextensions.k8s.io", "customresourcedefinitions", other, { collection: true }).matched, false);
-    assert.equal(installDelete("", "namespaces", { metadata: { name: "team-x" } }).matched, false);
-    assert.equal(installDelete("rbac.authorization.k8s.io", "clusterrolebindings", { metadata: { name: "team-x-admins" } }).matched, false);
-    assert.equal(installDelete("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "team-x-admins" } }).matched, false);
+    assert.equal(installDelete("", "namespaces", { metadata: { name: "kube-public" } }).matched, false);
+    assert.equal(installDelete("rbac.authorization.k8s.io", "clusterrolebindings", { metadata: { name: "system:basic-user" } }).matched, false);
+    assert.equal(installDelete("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "system:basic-user" } }).matched, false);
   });
 
   test("every admission policy and binding carries the finalizer the deliberate uninstall removes, so that a stray delete leaves them enforcing", () => {
     const guards = objects.filter((object) => /^(Validating|Mutating)AdmissionPolicy/.test(object.kind));
     assert.ok(guards.length > 0);
-    for (const guard of guards) assert.deepEqual(guard.metadata.finalizers, ["agrrh.com/uninstall-deliberately"], guard.metadata.name);
+    for (const guard of guards) assert.deepEqual(guard.metadata.finalizers, [`${GROUP}/uninstall-deliberately`], guard.metadata.name);
   });
 
   test("the install guard is bound once, to deny, and refuses when it cannot be evaluated", () => {
@@ -138,12 +138,12 @@ describe("admission: the status sync writes survives pruning", () => {
   const now = clock("2026-11-30T00:00:00Z");
   for (const [situation, answer] of [
     ["waiting", sync(project("test"), namespaces(), related(), now)],
-    ["ready", sync(project("test"), namespaces({ "proj-test": "Active" }), related(), now)],
-    ["terminating", sync(project("test"), namespaces({ "proj-test": "Terminating" }), related(), now)],
+    ["ready", sync(project("test"), namespaces({ [namespaceOf("test")]: "Active" }), related(), now)],
+    ["terminating", sync(project("test"), namespaces({ [namespaceOf("test")]: "Terminating" }), related(), now)],
     ["invalid name", sync(project("my.project"), namespaces(), related(), now)],
-    ["conflict", sync(project("test"), namespaces(), related({ "proj-test": { phase: "Active" } }), now)],
-    ["members", sync(project("test", { spec: { members: [{ kind: "User", name: "a", role: "view" }] } }), namespaces({ "proj-test": "Active" }), related(), now)], // feature: members
-    ["invalid members", sync(project("test", { spec: { members: [{ kind: "Robot" }] } }), namespaces({ "proj-test": "Active" }), related(), now)], // feature: members
+    ["conflict", sync(project("test"), namespaces(), related({ [namespaceOf("test")]: { phase: "Active" } }), now)],
+    ["members", sync(project("test", { spec: { members: [{ kind: "User", name: "a", role: "view" }] } }), namespaces({ [namespaceOf("test")]: "Active" }), related(), now)], // feature: members
+    ["invalid members", sync(project("test", { spec: { members: [{ kind: "Robot" }] } }), namespaces({ [namespaceOf("test")]: "Active" }), related(), now)], // feature: members
   ] as const) {
     test(`every status field is declared: ${situation}`, () => {
       assertDeclared(answer.status, projectSchema.properties.status, "status");
@@ -180,14 +180,14 @@ describe("admission: a Project's objects are Metacontroller's", () => {
     apiVersion: "v1",
     kind: "Namespace",
     metadata: {
-      name: "proj-shop",
+      name: namespaceOf("shop"),
       labels: { [OWNER_LABEL]: "uid-of-shop", [PROJECT_LABEL]: "shop" },
       ownerReferences: [{ apiVersion: API_VERSION, kind: PARENT.kind, name: "shop", uid: "uid-of-shop", controller: true }],
     },
   };
   // A namespaced child is written in the Project's Namespace.
   const inNamespaceIfNamespaced = (resource: string) =>
-    ownershipPolicy.spec.matchConstraints.resourceRules.some((rule: any) => rule.resources.includes(resource) && rule.scope === "Namespaced") ? { namespace: { name: "proj-shop" } } : {};
+    ownershipPolicy.spec.matchConstraints.resourceRules.some((rule: any) => rule.resources.includes(resource) && rule.scope === "Namespaced") ? { namespace: { name: namespaceOf("shop") } } : {};
   const unlabelled = (object: any) => ({ ...object, metadata: { ...object.metadata, labels: {} } });
   const write = (
     operation: AdmissionRequest["operation"],
@@ -231,7 +231,7 @@ describe("admission: a Project's objects are Metacontroller's", () => {
   });
 
   test("a holder of administer may mend one by hand", () => {
-    assert.equal(write("UPDATE", { object: owned, oldObject: owned }, "pat", ["agrrh.com/projects/administer"]).allowed, true);
+    assert.equal(write("UPDATE", { object: owned, oldObject: owned }, "pat", [ADMINISTER]).allowed, true);
   });
 
   test("objects that carry no Project's ownership stay free to their owners", () => {
@@ -305,15 +305,15 @@ describe("admission: whom the guards trust", () => {
 
   test("a request about a Namespace names that Namespace as its namespace, as the API server does; any other cluster-wide one names none", () => {
     // Seen on 1.36, in the ownership guard's refusal of a planted Namespace.
-    const namespaceOf = {
+    const echoing = {
       metadata: { name: "namespace-of" },
       spec: {
         matchConstraints: { resourceRules: [{ apiGroups: ["", "rbac.authorization.k8s.io"], resources: ["namespaces", "clusterroles"], operations: ["DELETE"] }] },
         validations: [{ expression: "false", messageExpression: "'[' + request.namespace + ']'" }],
       },
     };
-    assert.equal(admit(namespaceOf, deleting("", "namespaces", { metadata: { name: "team-x" } })).message, "[team-x]");
-    assert.equal(admit(namespaceOf, deleting("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "reader" } })).message, "[]");
+    assert.equal(admit(echoing, deleting("", "namespaces", { metadata: { name: "kube-public" } })).message, "[kube-public]");
+    assert.equal(admit(echoing, deleting("rbac.authorization.k8s.io", "clusterroles", { metadata: { name: "reader" } })).message, "[]");
   });
 
   test("Metacontroller is named as its official install runs it, and so are the controller manager's controllers", () => {

@@ -11,6 +11,8 @@ export const { objects, find } = readManifest();
 export const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
 export const projectVersion = crd.spec.versions.find((version: any) => version.name === VERSION);
 export const projectSchema = projectVersion.schema.openAPIV3Schema;
+/** A holder of the verb administer on the parents, in the form of AdmissionRequest's `authorized`: the one the guards let past. */
+export const ADMINISTER = `${GROUP}/${PARENT.plural}/administer`;
 /** One of the install's policies, named `<the parent's CRD>-<what it guards>`. */
 export const policyNamed = (guards: string) => find("ValidatingAdmissionPolicy", `${crd.metadata.name}-${guards}`);
 

@@ -6,7 +6,7 @@ import { describe, test } from "node:test";
 import { LAST_APPLIED_ANNOTATION as CORE_LAST_APPLIED, PROJECT_LABEL, sync, type Namespace } from "../sync.ts";
 import { ANNOTATIONS_MAX_BYTES, LAST_APPLIED_ANNOTATION, WORST_BYTES_PER_UNIT, WORST_FIXED_BYTES, annotationBytes, annotationLimits, asGoJson } from "../features/annotation-limits.ts";
 import { projectSchema } from "./admission.ts";
-import { assertKeepsEveryNamespace, at, clock, having, namespaceIn, namespaces, project, ready, related } from "./helpers.ts";
+import { assertKeepsEveryNamespace, at, clock, having, namespaceIn, namespaceOf, namespaces, project, ready, related } from "./helpers.ts";
 import { ANNOTATIONS_LIMIT_BYTES, CLIENT_SIDE_APPLY_ANNOTATION, clientSideApplyCopyBytes, goJson } from "./manifest.ts";
 
 describe("annotation limits: counted as the API server and kubectl count", () => {
@@ -40,11 +40,11 @@ describe("annotation limits: a refusal keeps every Namespace", () => {
 
   const tooLarge = project("big", { spec: { description: "a".repeat(140_000) } });
   test("SpecTooLarge: every observed Namespace is in the answer, with the annotations sync owns as they were", () => {
-    assertKeepsEveryNamespace("SpecTooLarge", { parent: tooLarge, children: having("proj-big") });
+    assertKeepsEveryNamespace("SpecTooLarge", { parent: tooLarge, children: having(namespaceOf("big")) });
   });
 
   test("a Project whose spec is too large still names its Namespace in the status", () => {
-    assert.equal(sync(tooLarge, having("proj-big"), related(), at).status.namespace, "proj-big");
+    assert.equal(sync(tooLarge, having(namespaceOf("big")), related(), at).status.namespace, namespaceOf("big"));
   });
 
   test("without a Namespace yet, a Project whose spec is too large asks for none and names none", () => {
@@ -87,7 +87,7 @@ describe("annotation limits: what the API server would refuse is refused first",
   test("the count is every annotation key and value, Metacontroller's key and its JSON copy, and 256 bytes for its label", () => {
     const namespace = namespaceIn(sync(project("a", { spec: { description: "d", license: "MIT" } }), namespaces(), related(), at));
     assert.ok(namespace);
-    const copy = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"proj-a","labels":{"${PROJECT_LABEL}":"a"},"annotations":{"description":"d","license":"MIT"}}}`;
+    const copy = `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"${namespaceOf("a")}","labels":{"${PROJECT_LABEL}":"a"},"annotations":{"description":"d","license":"MIT"}}}`;
     const expected =
       "metacontroller.k8s.io/last-applied-configuration".length + copy.length + 256 + "description".length + 1 + "license".length + 3;
     assert.equal(annotationBytes(namespace), expected);
@@ -117,7 +117,7 @@ describe("annotation limits: what the API server would refuse is refused first",
 
   test("annotations of exactly 256 KiB get their Namespace; one byte more does not", () => {
     const bytesFor = (description: string) =>
-      annotationBytes({ apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-big", labels: { [PROJECT_LABEL]: "big" }, annotations: { description, license: "MIT" } } });
+      annotationBytes({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceOf("big"), labels: { [PROJECT_LABEL]: "big" }, annotations: { description, license: "MIT" } } });
     const room = ANNOTATIONS_MAX_BYTES - bytesFor("");
     // "x" costs 2 bytes and '"' costs 3: together they reach any count.
     const exactly = '"'.repeat(room % 2) + "x".repeat((room - 3 * (room % 2)) / 2);

@@ -23,9 +23,9 @@ import {
   shardOf,
   type Place,
 } from "../features/budget.ts";
-import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
+import { ADMINISTER, annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { admit, authorizedBy, evaluateCel, paramsJudging, schemaErrors, type AdmissionRequest } from "./cel.ts";
-import { at, childrenOfKind, namespaces, project, related, withObserved } from "./helpers.ts";
+import { at, childrenOfKind, escaped, namespaceOf, namespaces, project, related, withObserved } from "./helpers.ts";
 import { assertCrdSpells } from "./manifest.ts";
 
 const budgetCrd = find("CustomResourceDefinition", `${BUDGET.plural}.${GROUP}`);
@@ -38,7 +38,7 @@ const budgetPolicy = policyNamed("budget");
 const budgetBindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === budgetPolicy.metadata.name);
 const requesterRole = find("ClusterRole", `${crd.metadata.name}-requester`);
 const DEVELOPER = { username: "dana@example.com", groups: ["developers", "system:authenticated"], authorized: authorizedBy(requesterRole.rules) };
-const ADMINISTRATOR = { username: "root", groups: ["system:masters"], authorized: [`${GROUP}/projects/administer`] };
+const ADMINISTRATOR = { username: "root", groups: ["system:masters"], authorized: [ADMINISTER] };
 const CONTACT = "the platform team";
 
 type Who = { username: string; groups: string[] };
@@ -191,7 +191,7 @@ describe("admission: who created a Project is recorded", () => {
   test("a developer's create without the record (the mutating policy missing) is refused, never let through unbudgeted", () => {
     const { allowed, message } = admit(recordPolicy, creating(project("dana-1")));
     assert.equal(allowed, false);
-    assert.match(String(message), /MutatingAdmissionPolicy projects\.agrrh\.com-requester is missing/);
+    assert.match(String(message), new RegExp(`MutatingAdmissionPolicy ${escaped(requesterPolicy.metadata.name)} is missing`));
     assert.equal(admit(recordPolicy, creating(recorded("dana-1"))).allowed, true);
     assert.equal(admit(recordPolicy, creating(recorded("dana-1", { ...DEVELOPER, username: "erin" }))).allowed, false, "another's name");
     assert.equal(admit(recordPolicy, creating(project("ops"), ADMINISTRATOR)).matched, false, "a holder of administer needs none");
@@ -232,8 +232,8 @@ describe("admission: who created a Project is recorded", () => {
       assert.equal(allowed, false);
       assert.equal(
         message,
-        "Project dana-1 records who created it, and so whose budget it counts in: the agrrh.com/requester and agrrh.com/requester-groups annotations " +
-          "stay as the API server wrote them. Only a holder of the verb administer on projects.agrrh.com may change them.",
+        `Project dana-1 records who created it, and so whose budget it counts in: the ${REQUESTER_ANNOTATION} and ${REQUESTER_GROUPS_ANNOTATION} annotations ` +
+          `stay as the API server wrote them. Only a holder of the verb administer on ${PARENT.plural}.${GROUP} may change them.`,
       );
       assert.equal(admit(recordPolicy, updating(before, after, ADMINISTRATOR)).matched, false);
     });
@@ -248,7 +248,7 @@ describe("admission: who created a Project is recorded", () => {
   test("any other change of the Project, its labels and other annotations too, is the other policies' to judge", () => {
     const before = recorded("dana-1");
     const after = structuredClone(before) as any;
-    after.metadata.labels = { team: "web", "agrrh.com/requester": "anything" };
+    after.metadata.labels = { team: "web", [REQUESTER_ANNOTATION]: "anything" };
     after.metadata.annotations.note = "x";
     after.spec.description = "changed";
     assert.equal(admit(recordPolicy, updating(before, after)).allowed, true);
@@ -283,7 +283,7 @@ describe("admission: a developer who holds all they may is refused", () => {
   });
 
   test("the shard the mutating policy writes onto a Project is the one sync labels its requester's spent place with, whatever the name", () => {
-    const names = ["dana@example.com", "DANA@EXAMPLE.COM", "system:serviceaccount:proj-web:ci", "https://issuer.example.com/#dana", "Ünïcødé 名前 🦀", "", "x".repeat(1000), ...developers.slice(0, 50)];
+    const names = ["dana@example.com", "DANA@EXAMPLE.COM", `system:serviceaccount:${namespaceOf("web")}:ci`, "https://issuer.example.com/#dana", "Ünïcødé 名前 🦀", "", "x".repeat(1000), ...developers.slice(0, 50)];
     for (const username of names) {
       assert.equal(writtenFor({ username, groups: [] }).labels[SHARD_LABEL], shardOf(username), username);
       assert.equal(spent({ requester: username }).metadata.labels[SHARD_LABEL], shardOf(username));
@@ -451,8 +451,8 @@ describe("admission: the budget is kept from a stray delete", () => {
   const protection = policyNamed("budget-protection");
   const budgetDelete = (group: string, resource: string, object: any, options?: Parameters<typeof deleting>[3]) => admit(protection, deleting(group, resource, object, options));
   const kept = [
-    { what: "the budget CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: budgetCrd, says: /^Deleting CustomResourceDefinition projectbudgets\.agrrh\.com deletes every ProjectBudget an admin wrote, ProjectBudget default included\./, command: `kubectl annotate crd ${budgetCrd.metadata.name} ` },
-    { what: "the places' CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: placeCrd, says: /^Deleting CustomResourceDefinition projectplaces\.agrrh\.com deletes every place in every budget: Projects that have a Namespace keep it and take their places again, and new ones may get in beyond the budget until they have/, command: `kubectl annotate crd ${placeCrd.metadata.name} ` },
+    { what: "the budget CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: budgetCrd, says: new RegExp(`^Deleting CustomResourceDefinition ${escaped(budgetCrd.metadata.name)} deletes every ProjectBudget an admin wrote, ProjectBudget default included\\.`), command: `kubectl annotate crd ${budgetCrd.metadata.name} ` },
+    { what: "the places' CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: placeCrd, says: new RegExp(`^Deleting CustomResourceDefinition ${escaped(placeCrd.metadata.name)} deletes every place in every budget: Projects that have a Namespace keep it and take their places again, and new ones may get in beyond the budget until they have`), command: `kubectl annotate crd ${placeCrd.metadata.name} ` },
     { what: "ProjectBudget default", group: GROUP, resource: BUDGET.plural, object: builtInBudget, says: /^Deleting ProjectBudget default gives everyone the built-in budget again \(docs\/budget\.md\): new Projects beyond it get no Namespace; those that have one keep it/, command: "kubectl annotate projectbudget default " },
     { what: "another ProjectBudget", group: GROUP, resource: BUDGET.plural, object: { metadata: { name: "team-leads" } }, says: /^Deleting ProjectBudget team-leads takes its groups back to the budget the others give them/, command: "kubectl annotate projectbudget team-leads " },
   ];
@@ -463,7 +463,7 @@ describe("admission: the budget is kept from a stray delete", () => {
         const { allowed, message } = budgetDelete(group, resource, object, { collection });
         assert.equal(allowed, false);
         assert.match(String(message), says);
-        assert.ok(String(message).endsWith(`If that is what you want, first run: ${command}agrrh.com/allow-deletion=true`), String(message));
+        assert.ok(String(message).endsWith(`If that is what you want, first run: ${command}${GROUP}/allow-deletion=true`), String(message));
         assert.equal(budgetDelete(group, resource, annotatedAsTold(object, message)).allowed, true);
       }
     });
@@ -477,6 +477,6 @@ describe("admission: the budget is kept from a stray delete", () => {
   test("every budget policy and binding is held by the uninstall's finalizer", () => {
     const ours = objects.filter((object) => /AdmissionPolicy/.test(object.kind) && /-(requester|requester-record|budget|budget-\d+|budget-protection)$/.test(object.metadata.name));
     assert.equal(ours.length, 7 + SHARDS);
-    for (const object of ours) assert.deepEqual(object.metadata.finalizers, ["agrrh.com/uninstall-deliberately"], object.metadata.name);
+    for (const object of ours) assert.deepEqual(object.metadata.finalizers, [`${GROUP}/uninstall-deliberately`], object.metadata.name);
   });
 });

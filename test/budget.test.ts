@@ -13,6 +13,7 @@ import {
   GROUP,
   NAMESPACES,
   ObservedChildren,
+  PARENT,
   RelatedObjects,
   SyncRequest,
   customize,
@@ -42,7 +43,7 @@ import {
   spentNameFor,
   type Place,
 } from "../features/budget.ts";
-import { at, childrenOfKind, fixture, having, later, namespaceIn, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { at, childrenOfKind, escaped, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
 
 const DANA = "dana@example.com";
 const DEVELOPERS = ["developers", "system:authenticated"];
@@ -65,16 +66,16 @@ function theirs(name: string, { requester = DANA, groups = DEVELOPERS } = {}): P
 /** Place `n` of `requester`, held by Project `holder`, spelled as sync must ask for it: named after the requester, and nothing else of theirs in it. */
 function placeOf(n: number, holder: string, requester = DANA): Place {
   const hash = hashOf(requester);
-  return { apiVersion: "agrrh.com/v1", kind: "ProjectPlace", metadata: { name: `${hash}-${n}`, labels: { "agrrh.com/requester-hash": hash } }, spec: { project: holder, place: n } };
+  return { apiVersion: API_VERSION, kind: "ProjectPlace", metadata: { name: `${hash}-${n}`, labels: { [REQUESTER_HASH_LABEL]: hash } }, spec: { project: holder, place: n } };
 }
 
 /** The place that says `requester` holds all they may, spelled as sync must ask for it. */
 function spentOf(held: number, limit: number, { requester = DANA, groups = DEVELOPERS, contact = CONTACT } = {}): Place {
   const hash = hashOf(requester);
   return {
-    apiVersion: "agrrh.com/v1",
+    apiVersion: API_VERSION,
     kind: "ProjectPlace",
-    metadata: { name: `${hash}-spent`, labels: { "agrrh.com/requester-hash": hash, "agrrh.com/budget-spent": "true", "agrrh.com/requester-shard": shardOf(requester) } },
+    metadata: { name: `${hash}-spent`, labels: { [REQUESTER_HASH_LABEL]: hash, [SPENT_LABEL]: "true", [SHARD_LABEL]: shardOf(requester) } },
     spec: { requester, groups: groups.join("\n"), held, limit, contact },
   };
 }
@@ -96,7 +97,7 @@ function world(budgets: Budgets = THREE, places: Child[] = []): RelatedObjects {
  * only; and, `withNamespace`, its Namespace Active with what was there.
  */
 function syncOf(me: Project, { budgets = THREE, own = [] as Place[], others = [] as Place[], withNamespace = false } = {}): SyncResponse {
-  const base = withNamespace ? having(`proj-${me.metadata.name}`) : namespaces();
+  const base = withNamespace ? having(namespaceOf(me.metadata.name)) : namespaces();
   return sync(me, withObserved(base, own), world(budgets, [...others, ...own]), at);
 }
 
@@ -106,7 +107,7 @@ const placesIn = (answer: SyncResponse) => childrenOfKind<Place>(answer, [PLACE.
 const asksNamespace = (answer: SyncResponse) => namespaceIn(answer) !== undefined;
 /** What the answer asks for inside Namespace proj-<name>. */
 const insideNamespace = (answer: SyncResponse, name: string) =>
-  answer.children.filter((child) => (child.metadata as { namespace?: string }).namespace === `proj-${name}`);
+  answer.children.filter((child) => (child.metadata as { namespace?: string }).namespace === namespaceOf(name));
 const budgetStatusOf = (answer: SyncResponse) => answer.status["budget"];
 
 /** The children once Metacontroller has made all an answer asks for, and nothing else: its Namespace Active. */
@@ -201,7 +202,7 @@ describe("budget: whose places are whose", () => {
     assert.deepEqual(rules.find((rule) => rule.resource === PLACE.plural), {
       apiVersion: API_VERSION,
       resource: "projectplaces",
-      labelSelector: { matchLabels: { "agrrh.com/requester-hash": hashOf(DANA) } },
+      labelSelector: { matchLabels: { [REQUESTER_HASH_LABEL]: hashOf(DANA) } },
     });
     assert.equal(rules.some((rule) => rule.resource === "projects"), false);
   });
@@ -211,7 +212,7 @@ describe("budget: whose places are whose", () => {
     assert.deepEqual(rules.find((rule) => rule.resource === PLACE.plural), {
       apiVersion: API_VERSION,
       resource: "projectplaces",
-      labelSelector: { matchExpressions: [{ key: "agrrh.com/requester-hash", operator: "Exists" }, { key: "agrrh.com/requester-hash", operator: "DoesNotExist" }] },
+      labelSelector: { matchExpressions: [{ key: REQUESTER_HASH_LABEL, operator: "Exists" }, { key: REQUESTER_HASH_LABEL, operator: "DoesNotExist" }] },
     });
     assert.deepEqual(rules.find((rule) => rule.resource === BUDGET.plural), { apiVersion: API_VERSION, resource: "projectbudgets", labelSelector: { matchLabels: {} } });
   });
@@ -224,7 +225,7 @@ describe("budget: whose places are whose", () => {
   });
 
   test("another requester's places do not count, even arriving under Dana's label: they are named after their own requester", () => {
-    const label = { "agrrh.com/requester-hash": hashOf(DANA) };
+    const label = { [REQUESTER_HASH_LABEL]: hashOf(DANA) };
     const others = [1, 2, 3].map((n) => ({ ...placeOf(n, `erin-${n}`, "dana!example.com"), metadata: { name: `${hashOf("dana!example.com")}-${n}`, labels: label } }));
     const answer = syncOf(theirs("dana-1"), { others });
     assert.notEqual(ready(answer).reason, "OverBudget");
@@ -251,15 +252,15 @@ describe("budget: a new Project first holds a place, then gets its Namespace", (
     assert.deepEqual(placesIn(answer), [placeOf(1, "dana-1")]);
     assert.equal(asksNamespace(answer), false);
     assert.deepEqual(insideNamespace(answer, "dana-1"), []);
-    assert.deepEqual(verdict(answer), { status: "False", reason: "WaitingForNamespace", message: "Waiting for Metacontroller to create Namespace proj-dana-1 and what goes in it." });
-    assert.equal(answer.status.namespace, "proj-dana-1");
+    assert.deepEqual(verdict(answer), { status: "False", reason: "WaitingForNamespace", message: `Waiting for Metacontroller to create Namespace ${namespaceOf("dana-1")} and what goes in it.` });
+    assert.equal(answer.status.namespace, namespaceOf("dana-1"));
     assert.deepEqual(budgetStatusOf(answer), { requester: DANA, limit: 3, contact: CONTACT });
   });
 
   test("once place 1 is observed as its own, it gets its Namespace and keeps the place, and the status still says it waits", () => {
     const first = syncOf(theirs("dana-1"));
     const second = sync(after(theirs("dana-1"), first), withObserved(namespaces(), [placeOf(1, "dana-1")]), world(THREE, [placeOf(1, "dana-1")]), later);
-    assert.equal(namespaceIn(second)?.metadata.name, "proj-dana-1");
+    assert.equal(namespaceIn(second)?.metadata.name, namespaceOf("dana-1"));
     assert.deepEqual(namespaceIn(second)?.metadata.annotations, { description: "dana-1's app", license: "WTFPL" });
     assert.deepEqual(placesIn(second), [placeOf(1, "dana-1")]);
     assert.deepEqual(ready(second), ready(first), "the same status, time and all: no status written for the second round");
@@ -341,7 +342,7 @@ describe("budget: the outcome does not depend on timing", () => {
       const view = [...history[seen]!.values()];
       const name = me.metadata.name;
       const own = view.filter((each) => each.holder === name).map((each) => each.place);
-      const children = withObserved(withNamespace.has(name) ? namespaces({ [`proj-${name}`]: "Active" }) : namespaces(), own);
+      const children = withObserved(withNamespace.has(name) ? namespaces({ [namespaceOf(name)]: "Active" }) : namespaces(), own);
       const answer = sync(after(me, statuses.get(name)), children, world(budgets, view.map((each) => each.place)), at);
       statuses.set(name, answer);
       const asked = placesIn(answer);
@@ -427,8 +428,9 @@ describe("budget: a Project beyond the budget gets nothing", () => {
 
   test("the contact defaults to whoever holds administer", () => {
     const answer = syncOf(theirs("dana-2"), { budgets: { [BUDGET.name]: { projects: 1 } }, others: held(1) });
-    assert.match(ready(answer).message, /ask a cluster admin \(a holder of the verb administer on projects\.agrrh\.com\) for a larger budget\.$/);
-    assert.equal(DEFAULT_CONTACT, "a cluster admin (a holder of the verb administer on projects.agrrh.com)");
+    const projects = `${PARENT.plural}.${GROUP}`;
+    assert.match(ready(answer).message, new RegExp(String.raw`ask a cluster admin \(a holder of the verb administer on ${escaped(projects)}\) for a larger budget\.$`));
+    assert.equal(DEFAULT_CONTACT, `a cluster admin (a holder of the verb administer on ${projects})`);
     assert.deepEqual(budgetStatusOf(answer), { requester: DANA, limit: 1, contact: DEFAULT_CONTACT });
   });
 
@@ -498,7 +500,7 @@ describe("budget: an unlimited requester holds no place", () => {
   test("a place it held while limited is left out of the answer, so Metacontroller deletes it; its Namespace stays", () => {
     const answer = syncOf(ops("ops-1"), { budgets, own: [placeOf(1, "ops-1", "olga@example.com")], withNamespace: true });
     assert.deepEqual(placesIn(answer), []);
-    assert.equal(namespaceIn(answer)?.metadata.name, "proj-ops-1");
+    assert.equal(namespaceIn(answer)?.metadata.name, namespaceOf("ops-1"));
   });
 });
 
@@ -589,7 +591,7 @@ describe("budget: a budget that cannot be read", () => {
   test("a Project with a Namespace keeps everything while the budget is broken, its place too", () => {
     for (const budgets of [broken]) {
       const answer = syncOf(theirs("dana-3"), { budgets, own: [placeOf(3, "dana-3")], others: held(1, 2), withNamespace: true });
-      assert.equal(namespaceIn(answer)?.metadata.name, "proj-dana-3");
+      assert.equal(namespaceIn(answer)?.metadata.name, namespaceOf("dana-3"));
       assert.ok(answer.children.some((child) => child.kind === "RoleBinding"), "its members' access");
       assert.deepEqual(placesIn(answer).map((place) => place.metadata.name), [`${hashOf(DANA)}-3`]);
       assert.notEqual(ready(answer).reason, "InvalidBudget");
@@ -608,7 +610,7 @@ describe("budget: a budget that cannot be read", () => {
   test("while the budget cannot be read, status.budget gives no limit, and Ready says why: the CRD says a limit is absent when unlimited or unknown", () => {
     const answer = syncOf(theirs("dana-1"), { budgets: broken });
     assert.equal("limit" in (answer.status["budget"] as object), false);
-    assert.match(readManifest().find("CustomResourceDefinition", "projects.agrrh.com").spec.versions[0].schema.openAPIV3Schema.properties.status.properties.budget.properties.limit.description, /absent when unlimited, or while the budget cannot be read/);
+    assert.match(readManifest().find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema.properties.status.properties.budget.properties.limit.description, /absent when unlimited, or while the budget cannot be read/);
   });
 });
 

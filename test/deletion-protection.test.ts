@@ -6,7 +6,7 @@ import { describe, test } from "node:test";
 import { GROUP, PARENT, PROJECT_LABEL, sync, type Namespace } from "../sync.ts";
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts";
 import { POD_SECURITY_LABEL } from "../features/guardrails.ts"; // feature: guardrails
-import { at, namespaceIn, namespaces, project, ready, related } from "./helpers.ts";
+import { at, namespaceIn, namespaceOf, namespaces, project, ready, related } from "./helpers.ts";
 
 describe("deletion protection: the names", () => {
   test("the label is spelled from sync.ts's group and parent", () => {
@@ -22,24 +22,24 @@ describe("deletion protection", () => {
 
   test("an unprotected Project's Namespace asks for no protection label, so the one it had is removed", () => {
     for (const deletionProtection of [false, null, undefined]) {
-      const answer = sync(project("shop", { spec: { deletionProtection } }), namespaces({ "proj-shop": "Active" }), related(), at);
+      const answer = sync(project("shop", { spec: { deletionProtection } }), namespaces({ [namespaceOf("shop")]: "Active" }), related(), at);
       assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop" });
     }
   });
 
   test("the protection follows the spec even when the rest of it cannot be carried out", () => {
-    const answer = sync(project("my.project", { spec: { deletionProtection: true } }), namespaces({ "proj-my.project": "Active" }), related(), at);
+    const answer = sync(project("my.project", { spec: { deletionProtection: true } }), namespaces({ [namespaceOf("my.project")]: "Active" }), related(), at);
     assert.equal(ready(answer).reason, "InvalidName");
     assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "my.project", [PROTECTED_BY_LABEL]: "my.project" });
   });
 
   test("a Namespace it owns under another name keeps whose it is and its protection", () => {
-    const children = namespaces({ "proj-shop": "Active", "proj-old-name": "Active" });
+    const children = namespaces({ [namespaceOf("shop")]: "Active", [namespaceOf("old-name")]: "Active" });
     const protectedShop = project("shop", { spec: { deletionProtection: true } });
     let profiles = related();
     profiles = related({}, { default: { podSecurity: "baseline" } }); // feature: guardrails
     const answer = sync(protectedShop, children, profiles, at);
-    const old = answer.children.find((child) => child.metadata.name === "proj-old-name") as Namespace;
+    const old = answer.children.find((child) => child.metadata.name === namespaceOf("old-name")) as Namespace;
     assert.deepEqual(old.metadata.labels, { [PROJECT_LABEL]: "shop", [PROTECTED_BY_LABEL]: "shop" });
     assert.equal(namespaceIn(answer)?.metadata.labels[POD_SECURITY_LABEL], "baseline", "its own Namespace has its profile's Pod Security level"); // feature: guardrails
   });

@@ -8,6 +8,7 @@ import { BUILT_IN_PROFILE, COUNTED_RESOURCES, DEFAULT_PROFILE, MAX_ADMITTED_NAME
 import { annotatedAsTold, assertBoundToDeny, assertJudgedAlike, crd, deleting, find, objects, policyNamed, projectSchema } from "./admission.ts";
 import { admit, schemaErrors } from "./cel.ts";
 import { PROFILE_CASES } from "./guardrails-cases.ts";
+import { escaped } from "./helpers.ts";
 import { assertCrdSpells } from "./manifest.ts";
 
 const profileCrd = find("CustomResourceDefinition", `${PROFILE.plural}.${GROUP}`);
@@ -86,7 +87,7 @@ describe("admission: a stray delete keeps the profiles", () => {
   const profilePolicy = policyNamed("profile-protection");
   const profileDelete = (group: string, resource: string, object: any, options?: Parameters<typeof deleting>[3]) => admit(profilePolicy, deleting(group, resource, object, options));
   const kept = [
-    { what: "the profile CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: profileCrd, says: /^Deleting CustomResourceDefinition projectprofiles\.agrrh\.com deletes every ProjectProfile an admin wrote, ProjectProfile default included\./, command: `kubectl annotate crd ${profileCrd.metadata.name} ` },
+    { what: "the profile CRD", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", object: profileCrd, says: new RegExp(`^Deleting CustomResourceDefinition ${escaped(profileCrd.metadata.name)} deletes every ProjectProfile an admin wrote, ProjectProfile default included\\.`), command: `kubectl annotate crd ${profileCrd.metadata.name} ` },
     { what: "ProjectProfile default", group: GROUP, resource: PROFILE.plural, object: defaultProfile, says: /^Deleting ProjectProfile default gives every Project that names no other profile the built-in default's guardrails instead of these/, command: "kubectl annotate projectprofile default " },
     { what: "a ProjectProfile", group: GROUP, resource: PROFILE.plural, object: { ...defaultProfile, metadata: { name: "large" } }, says: /^Deleting ProjectProfile large leaves every Project that names it ProfileNotFound: their Namespaces keep the guardrails they have/, command: "kubectl annotate projectprofile large " },
   ];
@@ -96,10 +97,10 @@ describe("admission: a stray delete keeps the profiles", () => {
         const { allowed, message } = profileDelete(group, resource, object, { collection });
         assert.equal(allowed, false, collection ? "a collection delete" : "a delete by name");
         assert.match(String(message), says);
-        assert.ok(String(message).endsWith(`If that is what you want, first run: ${command}agrrh.com/allow-deletion=true`), String(message));
+        assert.ok(String(message).endsWith(`If that is what you want, first run: ${command}${GROUP}/allow-deletion=true`), String(message));
         assert.equal(profileDelete(group, resource, annotatedAsTold(object, message)).allowed, true);
       }
-      const otherValue = { ...object, metadata: { ...object.metadata, annotations: { "agrrh.com/allow-deletion": "yes" } } };
+      const otherValue = { ...object, metadata: { ...object.metadata, annotations: { [`${GROUP}/allow-deletion`]: "yes" } } };
       assert.equal(profileDelete(group, resource, otherValue).allowed, false, "another value");
     });
   }

@@ -24,8 +24,11 @@ import {
   type ResourceQuota,
 } from "../features/guardrails.ts";
 import type { ClusterRole, ClusterRoleBinding, RoleBinding } from "../features/members.ts"; // feature: members
-import { SETTLED, assertKeepsEveryNamespace, at, childrenOfKind, having, later, namespaceIn, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { SETTLED, assertKeepsEveryNamespace, at, childrenOfKind, escaped, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
 import { PROFILE_CASES } from "./guardrails-cases.ts";
+
+// Project shop's Namespace, where its guardrails go.
+const SHOP = namespaceOf("shop");
 
 const guardrailsIn = (answer: SyncResponse) => childrenOfKind<Guardrail>(answer, ["ResourceQuota", "LimitRange", "NetworkPolicy"]);
 // feature: members
@@ -51,12 +54,12 @@ describe("guardrails: a refusal keeps every Namespace", () => {
   });
 
   test("ProfileNotFound: every observed Namespace is in the answer, with the annotations sync owns as they were", () => {
-    assertKeepsEveryNamespace("ProfileNotFound", { parent: project("shop", { spec: { profile: "gone" } }), children: having("proj-shop") });
+    assertKeepsEveryNamespace("ProfileNotFound", { parent: project("shop", { spec: { profile: "gone" } }), children: having(SHOP) });
   });
 
   test("InvalidProfile: every observed Namespace is in the answer, with the annotations sync owns as they were", () => {
     const invalid = related({}, { default: { podSecurity: "lenient" } });
-    assertKeepsEveryNamespace("InvalidProfile", { parent: project("shop"), children: having("proj-shop"), related: invalid });
+    assertKeepsEveryNamespace("InvalidProfile", { parent: project("shop"), children: having(SHOP), related: invalid });
   });
 });
 
@@ -69,7 +72,7 @@ describe("guardrails from the Project's profile", () => {
     podSecurity: "baseline",
   };
   const profiles = (spec: ProfileSpec | Record<string, unknown> = team) => related({}, { default: spec });
-  const active = () => namespaces({ "proj-shop": "Active" });
+  const active = () => namespaces({ [SHOP]: "Active" });
   const dana = [{ kind: "User", name: "dana", role: "admin" }];
   const shop = (spec: NonNullable<Project["spec"]> = {}) => project("shop", { spec });
   const kinds = (answer: SyncResponse) => answer.children.map((child) => `${child.kind} ${child.metadata.name}`);
@@ -86,18 +89,18 @@ describe("guardrails from the Project's profile", () => {
     const answer = sync(shop(), active(), profiles(), at);
     const labels = { [PROFILE_LABEL]: "default" };
     assert.deepEqual(guardrailsIn(answer), [
-      { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "project-quota", namespace: "proj-shop", labels }, spec: { hard: team.resourceQuota!.hard } },
+      { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "project-quota", namespace: SHOP, labels }, spec: { hard: team.resourceQuota!.hard } },
       {
         apiVersion: "v1",
         kind: "LimitRange",
-        metadata: { name: "project-limits", namespace: "proj-shop", labels },
+        metadata: { name: "project-limits", namespace: SHOP, labels },
         // A default request left out is the default limit, as the API server fills it in.
         spec: { limits: [{ type: "Container", default: { cpu: "0.5", memory: "512Mi" }, defaultRequest: { cpu: "100m", memory: "512Mi" } }] },
       },
       {
         apiVersion: "networking.k8s.io/v1",
         kind: "NetworkPolicy",
-        metadata: { name: "project-isolation", namespace: "proj-shop", labels },
+        metadata: { name: "project-isolation", namespace: SHOP, labels },
         spec: {
           podSelector: {},
           policyTypes: ["Ingress"],
@@ -121,18 +124,18 @@ describe("guardrails from the Project's profile", () => {
   });
 
   test("the quota and the isolation come in the answer that asks for the Namespace, which Metacontroller makes first; the LimitRange, which it would make before, in the next", () => {
-    assert.deepEqual(kinds(sync(shop(), namespaces(), profiles(), at)), ["Namespace proj-shop", "ResourceQuota project-quota", "NetworkPolicy project-isolation"]);
-    assert.deepEqual(kinds(sync(shop(), active(), profiles(), at)), ["Namespace proj-shop", "ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
+    assert.deepEqual(kinds(sync(shop(), namespaces(), profiles(), at)), [`Namespace ${SHOP}`, "ResourceQuota project-quota", "NetworkPolicy project-isolation"]);
+    assert.deepEqual(kinds(sync(shop(), active(), profiles(), at)), [`Namespace ${SHOP}`, "ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
   });
 
   test("no guardrail goes into a Namespace being deleted, or one someone else owns", () => {
-    assert.deepEqual(kinds(sync(shop(), namespaces({ "proj-shop": "Terminating" }), profiles(), at)), ["Namespace proj-shop"]);
-    assert.deepEqual(kinds(sync(shop(), namespaces(), related({ "proj-shop": { phase: "Active" } }, { default: team }), at)), []);
+    assert.deepEqual(kinds(sync(shop(), namespaces({ [SHOP]: "Terminating" }), profiles(), at)), [`Namespace ${SHOP}`]);
+    assert.deepEqual(kinds(sync(shop(), namespaces(), related({ [SHOP]: { phase: "Active" } }, { default: team }), at)), []);
   });
 
   test("a Namespace stuck Terminating keeps the guardrails it has, as its pods may still run", () => {
-    const guarded = withObserved(namespaces({ "proj-shop": "Terminating" }), guardrailsIn(sync(shop(), active(), profiles(), at)));
-    assert.deepEqual(kinds(sync(shop(), guarded, profiles(), at)), ["Namespace proj-shop", "ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
+    const guarded = withObserved(namespaces({ [SHOP]: "Terminating" }), guardrailsIn(sync(shop(), active(), profiles(), at)));
+    assert.deepEqual(kinds(sync(shop(), guarded, profiles(), at)), [`Namespace ${SHOP}`, "ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
   });
 
   test("isolation without other namespaces admits the Project's own pods only", () => {
@@ -143,7 +146,7 @@ describe("guardrails from the Project's profile", () => {
 
   test("an empty profile asks for no guardrail and no Pod Security label", () => {
     const answer = sync(shop(), active(), profiles({}), at);
-    assert.deepEqual(kinds(answer), ["Namespace proj-shop"]);
+    assert.deepEqual(kinds(answer), [`Namespace ${SHOP}`]);
     assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop" });
   });
 
@@ -162,23 +165,23 @@ describe("guardrails from the Project's profile", () => {
     const first = sync(shop({ members: dana }), namespaces(), profiles(), at);
     const second = sync(project("shop", { spec: { members: dana }, status: first.status }), applied(first), profiles(), later);
     assert.deepEqual(second.status, first.status);
-    assert.deepEqual(verdict(first), { status: "False", reason: "WaitingForNamespace", message: "Waiting for Metacontroller to create Namespace proj-shop and what goes in it." });
+    assert.deepEqual(verdict(first), { status: "False", reason: "WaitingForNamespace", message: `Waiting for Metacontroller to create Namespace ${SHOP} and what goes in it.` });
   });
 
   test("once Ready, what a Project waits for is told in detail", () => {
     const filled = applied(sync(shop({ members: dana }), applied(sync(shop({ members: dana }), namespaces(), profiles(), at)), profiles(), at));
     const quotaGone = structuredClone(filled);
-    delete quotaGone[RESOURCE_QUOTAS]!["proj-shop/project-quota"];
+    delete quotaGone[RESOURCE_QUOTAS]![`${SHOP}/project-quota`];
     assert.deepEqual(verdict(sync(project("shop", { spec: { members: dana }, status: SETTLED }), quotaGone, profiles(), at)), {
       status: "False",
       reason: "WaitingForGuardrails",
-      message: "Namespace proj-shop is Active; waiting for ResourceQuota project-quota to be as its profile says.",
+      message: `Namespace ${SHOP} is Active; waiting for ResourceQuota project-quota to be as its profile says.`,
     });
   });
 
   test("access once given is not taken back while a deleted guardrail is made again", () => {
     const settled = applied(sync(shop({ members: dana }), applied(sync(shop({ members: dana }), active(), profiles(), at)), profiles(), at));
-    delete settled[RESOURCE_QUOTAS]!["proj-shop/project-quota"];
+    delete settled[RESOURCE_QUOTAS]![`${SHOP}/project-quota`];
     const answer = sync(project("shop", { spec: { members: dana }, status: SETTLED }), settled, profiles(), at);
     assert.ok(quotaIn(answer), "the quota is asked for again");
     assert.deepEqual(roleBindingsIn(answer).map((binding) => binding.metadata.name), ["project-admin-users"]);
@@ -190,7 +193,7 @@ describe("guardrails from the Project's profile", () => {
     const first = sync(shop(), active(), profiles(), at);
     const observed = applied(first);
     // The API server writes 0.5 CPU as 500m.
-    (observed[LIMIT_RANGES]!["proj-shop/project-limits"]!["spec"] as any).limits[0].default.cpu = "500m";
+    (observed[LIMIT_RANGES]![`${SHOP}/project-limits`]!["spec"] as any).limits[0].default.cpu = "500m";
     const again = sync(shop(), observed, profiles(), at);
     const [, limitRange] = guardrailsIn(again) as [ResourceQuota, LimitRange];
     assert.equal(limitRange.spec.limits[0].default?.cpu, "500m");
@@ -200,19 +203,19 @@ describe("guardrails from the Project's profile", () => {
 
   test("a quota raised by hand is put back and reported until it is", () => {
     const observed = applied(sync(shop(), active(), profiles(), at));
-    (observed[RESOURCE_QUOTAS]!["proj-shop/project-quota"]!["spec"] as any).hard.pods = "1000";
+    (observed[RESOURCE_QUOTAS]![`${SHOP}/project-quota`]!["spec"] as any).hard.pods = "1000";
     const answer = sync(shop(), observed, profiles(), at);
     assert.equal(quotaIn(answer)?.spec.hard["pods"], "20");
     assert.deepEqual(verdict(answer), {
       status: "False",
       reason: "WaitingForGuardrails",
-      message: "Namespace proj-shop is Active; waiting for ResourceQuota project-quota to be as its profile says.",
+      message: `Namespace ${SHOP} is Active; waiting for ResourceQuota project-quota to be as its profile says.`,
     });
   });
 
   test("a source of traffic added by hand to the NetworkPolicy is not as its profile says: it is put back, and reported until it is", () => {
     const observed = applied(sync(shop(), active(), profiles(), at));
-    const policy = observed[NETWORK_POLICIES]!["proj-shop/project-isolation"]!["spec"] as any;
+    const policy = observed[NETWORK_POLICIES]![`${SHOP}/project-isolation`]!["spec"] as any;
     const asked = structuredClone(policy.ingress);
     policy.ingress[0].from.push({ namespaceSelector: {} });
     const answer = sync(shop(), observed, profiles(), at);
@@ -220,17 +223,17 @@ describe("guardrails from the Project's profile", () => {
     assert.deepEqual(verdict(answer), {
       status: "False",
       reason: "WaitingForGuardrails",
-      message: "Namespace proj-shop is Active; waiting for NetworkPolicy project-isolation to be as its profile says.",
+      message: `Namespace ${SHOP} is Active; waiting for NetworkPolicy project-isolation to be as its profile says.`,
     });
   });
 
   test("a NetworkPolicy narrowed by hand to some pods, which the merge cannot undo, is left out once so that it is made afresh", () => {
     const observed = applied(sync(shop(), active(), profiles(), at));
-    (observed[NETWORK_POLICIES]!["proj-shop/project-isolation"]!["spec"] as any).podSelector = { matchLabels: { app: "db" } };
+    (observed[NETWORK_POLICIES]![`${SHOP}/project-isolation`]!["spec"] as any).podSelector = { matchLabels: { app: "db" } };
     const answer = sync(shop(), observed, profiles(), at);
-    assert.deepEqual(kinds(answer), ["Namespace proj-shop", "ResourceQuota project-quota", "LimitRange project-limits"]);
+    assert.deepEqual(kinds(answer), [`Namespace ${SHOP}`, "ResourceQuota project-quota", "LimitRange project-limits"]);
     assert.equal(ready(answer).reason, "WaitingForGuardrails");
-    delete observed[NETWORK_POLICIES]!["proj-shop/project-isolation"];
+    delete observed[NETWORK_POLICIES]![`${SHOP}/project-isolation`];
     assert.ok(kinds(sync(shop(), observed, profiles(), at)).includes("NetworkPolicy project-isolation"), "and asked for again");
   });
 
@@ -244,8 +247,8 @@ describe("guardrails from the Project's profile", () => {
     const observed = applied(sync(shop(), active(), profiles(), at));
     const { networkPolicy: _, ...withoutIsolation } = team;
     const answer = sync(shop(), observed, profiles(withoutIsolation), at);
-    assert.deepEqual(kinds(answer), ["Namespace proj-shop", "ResourceQuota project-quota", "LimitRange project-limits"]);
-    assert.deepEqual(verdict(answer).message, "Namespace proj-shop is Active; waiting for NetworkPolicy project-isolation to be removed.");
+    assert.deepEqual(kinds(answer), [`Namespace ${SHOP}`, "ResourceQuota project-quota", "LimitRange project-limits"]);
+    assert.deepEqual(verdict(answer).message, `Namespace ${SHOP} is Active; waiting for NetworkPolicy project-isolation to be removed.`);
   });
 
   test("a Project naming another profile gets that one's guardrails, and customize asks for it", () => {
@@ -253,7 +256,7 @@ describe("guardrails from the Project's profile", () => {
     const answer = sync(shop({ profile: "large" }), active(), related({}, { default: team, large }), at);
     assert.deepEqual(quotaIn(answer)?.spec.hard, { pods: "100" });
     assert.equal(quotaIn(answer)?.metadata.labels[PROFILE_LABEL], "large");
-    assert.deepEqual(customize(shop({ profile: "large" })).relatedResources.find((rule) => rule.resource === "projectprofiles"), { apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: ["large"] });
+    assert.deepEqual(customize(shop({ profile: "large" })).relatedResources.find((rule) => rule.resource === "projectprofiles"), { apiVersion: API_VERSION, resource: "projectprofiles", names: ["large"] });
   });
 
   test("a new Project naming a profile that does not exist gets no Namespace, and says why", () => {
@@ -272,12 +275,12 @@ describe("guardrails from the Project's profile", () => {
     const onLarge = { members: dana, profile: "large" };
     const large = related({}, { large: team });
     const observed = applied(sync(shop(onLarge), applied(sync(shop(onLarge), active(), large, at)), large, at));
-    (observed[RESOURCE_QUOTAS]!["proj-shop/project-quota"]!["spec"] as any).hard.pods = "7";
+    (observed[RESOURCE_QUOTAS]![`${SHOP}/project-quota`]!["spec"] as any).hard.pods = "7";
     const answer = sync(shop({ ...onLarge, description: "changed" }), observed, related({}, {}), at);
     assert.equal(ready(answer).reason, "ProfileNotFound");
-    assert.match(ready(answer).message, /^ProjectProfile large does not exist, so Namespace proj-shop keeps the guardrails it has/);
+    assert.match(ready(answer).message, new RegExp(`^ProjectProfile large does not exist, so Namespace ${escaped(SHOP)} keeps the guardrails it has`));
     assert.deepEqual(namespaceIn(answer)?.metadata, {
-      name: "proj-shop",
+      name: SHOP,
       labels: { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline" },
       annotations: { description: "", license: "WTFPL" },
     });
@@ -295,7 +298,7 @@ describe("guardrails from the Project's profile", () => {
     assert.deepEqual(kept.map((guardrail) => guardrail.kind), ["ResourceQuota", "LimitRange", "NetworkPolicy"]);
     for (const guardrail of kept) {
       const group = `${guardrail.kind}.${guardrail.apiVersion}`;
-      assert.ok(observed[group]?.[`proj-shop/${guardrail.metadata.name}`], `${guardrail.kind} is filed under ${group}, where it was observed`);
+      assert.ok(observed[group]?.[`${SHOP}/${guardrail.metadata.name}`], `${guardrail.kind} is filed under ${group}, where it was observed`);
     }
   });
 
@@ -314,7 +317,7 @@ describe("guardrails from the Project's profile", () => {
       status: "False",
       reason: "InvalidProfile",
       message:
-        `ProjectProfile default breaks its rules (spec.limitRange: ${PROFILE_RULES.requestOverLimit}), so Namespace proj-shop ` +
+        `ProjectProfile default breaks its rules (spec.limitRange: ${PROFILE_RULES.requestOverLimit}), so Namespace ${SHOP} ` +
         "keeps the guardrails it has, and is otherwise left as it is. A cluster admin must fix it.",
     });
     assert.equal(guardrailsIn(answer).length, 3);
@@ -349,7 +352,7 @@ describe("guardrails from the Project's profile", () => {
   test("a ResourceQuota value the API server stored another way is asked for as stored, so the next sync is a fixed point", () => {
     const first = sync(shop(), active(), profiles({ resourceQuota: { hard: { "requests.memory": "1Gi", "requests.cpu": "0.5" } } }), at);
     const observed = applied(first);
-    const hard = (observed[RESOURCE_QUOTAS]!["proj-shop/project-quota"]!["spec"] as any).hard;
+    const hard = (observed[RESOURCE_QUOTAS]![`${SHOP}/project-quota`]!["spec"] as any).hard;
     Object.assign(hard, { "requests.memory": "1024Mi", "requests.cpu": "500m" });
     const again = sync(shop(), observed, profiles({ resourceQuota: { hard: { "requests.memory": "1Gi", "requests.cpu": "0.5" } } }), at);
     assert.deepEqual(quotaIn(again)?.spec.hard, { "requests.memory": "1024Mi", "requests.cpu": "500m" });
@@ -363,7 +366,7 @@ describe("guardrails from the Project's profile", () => {
     const bare = related({}, {});
     bare[PROFILES_GROUP] = { default: { apiVersion: PROFILE.apiVersion, kind: PROFILE.kind, metadata: { name: "default" } } };
     const answer = sync(shop(), active(), bare, at);
-    assert.deepEqual(kinds(answer), ["Namespace proj-shop"]);
+    assert.deepEqual(kinds(answer), [`Namespace ${SHOP}`]);
     assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop" });
     assert.equal(ready(answer).reason, "NamespaceActive");
     assert.equal(answer.status.profile, "default");

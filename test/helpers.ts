@@ -6,6 +6,7 @@ import * as v from "valibot";
 import {
   API_VERSION,
   LAST_APPLIED_ANNOTATION,
+  NAMESPACE_PREFIX,
   NAMESPACES,
   PARENT,
   type Child,
@@ -65,6 +66,16 @@ export function project(name: string, { spec, status, generation = 1 }: ProjectF
     ...(status === undefined ? {} : { status }),
   };
 }
+
+/**
+ * The Namespace a Project of this name owns, as its users are told: sync.ts's
+ * prefix, then the name. Stated here, not taken from namespaceNameFor, so
+ * that a test of that rule can still fail.
+ */
+export const namespaceOf = (projectName: string) => `${NAMESPACE_PREFIX}${projectName}`;
+
+/** The text as a regular expression matches it, literally: messages name objects by the names the code defines, dots and all. */
+export const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
  * The status of a Project that was Ready once: what it waits for later (a

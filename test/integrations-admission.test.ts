@@ -4,7 +4,8 @@
 // a teardown while it is being deleted.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { sync } from "../sync.ts";
+import { GROUP, PROJECT_LABEL, sync } from "../sync.ts";
+import { PROFILE } from "../features/guardrails.ts";
 import {
   HAND_OVER_LABEL_PREFIX,
   INTEGRATION_NAME_MAX_LENGTH,
@@ -18,9 +19,11 @@ import {
 } from "../features/integrations.ts";
 import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted } from "./admission.ts";
 import { admit, schemaErrors, type AdmissionRequest } from "./cel.ts";
-import { at, namespaces, project, related, verdict } from "./helpers.ts";
+import { at, escaped, namespaceOf, namespaces, project, related, verdict } from "./helpers.ts";
 
-const profileCrd = find("CustomResourceDefinition", "projectprofiles.agrrh.com");
+// Project shop's Namespace, and so the name of its integrations' ServiceAccount.
+const SHOP = namespaceOf("shop");
+const profileCrd = find("CustomResourceDefinition", `${PROFILE.plural}.${GROUP}`);
 const integrationsSchema = profileCrd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.integrations;
 const controller = find("CompositeController");
 
@@ -39,7 +42,7 @@ describe("admission: a profile's integrations, judged alike by the CRD and sync"
   for (const { what, integrations, breaks } of CASES) {
     test(`with ${what}, the CRD and sync agree`, () => {
       const admitted = schemaErrors(integrationsSchema, integrations);
-      const answer = sync(project("shop", { spec: {} }), namespaces({ "proj-shop": "Active" }), related({}, { default: { integrations } }), at);
+      const answer = sync(project("shop", { spec: {} }), namespaces({ [SHOP]: "Active" }), related({}, { default: { integrations } }), at);
       const refused = verdict(answer).reason === "InvalidIntegrations";
       assert.equal(admitted.length > 0, Boolean(breaks), admitted.join("; "));
       assert.equal(refused, Boolean(breaks), verdict(answer).message);
@@ -53,7 +56,7 @@ describe("admission: a profile's integrations, judged alike by the CRD and sync"
   test("sync alone holds that after names only integrations listed before: CEL has no index", () => {
     const backwards = [integration("runner", { after: ["repository"] }), integration("repository")];
     assert.deepEqual(schemaErrors(integrationsSchema, backwards), []);
-    const answer = sync(project("shop", { spec: {} }), namespaces({ "proj-shop": "Active" }), related({}, { default: { integrations: backwards } }), at);
+    const answer = sync(project("shop", { spec: {} }), namespaces({ [SHOP]: "Active" }), related({}, { default: { integrations: backwards } }), at);
     assert.ok(verdict(answer).message.includes(INTEGRATION_RULES.after));
   });
 
@@ -69,7 +72,7 @@ describe("admission: a profile's integrations, judged alike by the CRD and sync"
     for (const extra of [0, 1]) {
       const integrations = totalling(extra);
       const admitted = schemaErrors(supplied, integrations);
-      const answer = sync(project("shop", { spec: { integrations } }), namespaces({ "proj-shop": "Active" }), related({}, { default: { integrations: taking } }), at);
+      const answer = sync(project("shop", { spec: { integrations } }), namespaces({ [SHOP]: "Active" }), related({}, { default: { integrations: taking } }), at);
       assert.deepEqual(admitted.length > 0, extra > 0, admitted.join("; "));
       assert.equal(verdict(answer).reason === "InvalidIntegrations", extra > 0, verdict(answer).message);
       if (extra) {
@@ -91,8 +94,8 @@ describe("admission: what integrations may write", () => {
   const secrets = policyNamed("integration-secrets");
   const ownership = policyNamed("ownership");
   // As sync labels it: its integration gitlab-runner hands a Secret over there.
-  const projectNamespace = { name: "proj-shop", labels: { "agrrh.com/project": "shop", [`${HAND_OVER_LABEL_PREFIX}gitlab-runner`]: "true" } };
-  const shopsJobs = `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:proj-shop`;
+  const projectNamespace = { name: SHOP, labels: { [PROJECT_LABEL]: "shop", [`${HAND_OVER_LABEL_PREFIX}gitlab-runner`]: "true" } };
+  const shopsJobs = `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:${SHOP}`;
   const writing = (name: string, username: string, { namespace = projectNamespace as AdmissionRequest["namespace"], type = undefined as string | undefined } = {}) =>
     admit(secrets, { operation: "CREATE", resource: { group: "", resource: "secrets" }, name, namespace, object: { metadata: { name }, ...(type ? { type } : {}) }, username });
 
@@ -106,21 +109,21 @@ describe("admission: what integrations may write", () => {
   });
 
   test("another Project's integrations write nothing into this Project's Namespace, its hand-over's name included", () => {
-    assert.equal(writing("gitlab-runner", `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:proj-other`).allowed, false);
+    assert.equal(writing("gitlab-runner", `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:${namespaceOf("other")}`).allowed, false);
     assert.equal(writing("gitlab-runner", `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:gitlab-runner`).allowed, false, "an identity shared by Projects, as before");
   });
 
   test("the rule is the integrations' alone: people, the Namespace's own ServiceAccounts, and Namespaces no Project owns, are not matched", () => {
     assert.equal(writing("admin-token", "alice").matched, false);
-    assert.equal(writing("admin-token", "system:serviceaccount:proj-shop:deployer").matched, false);
+    assert.equal(writing("admin-token", `system:serviceaccount:${SHOP}:deployer`).matched, false);
     assert.equal(writing("anything", shopsJobs, { namespace: { name: "kube-system", labels: {} } }).matched, false);
     assertBoundToDeny(secrets);
   });
 
   // A Job as Metacontroller made it, and the same with one change.
   const job = {
-    metadata: { name: "shop-gitlab-runner-0k3ds9x2q1m", namespace: INTEGRATIONS_NAMESPACE, labels: { "controller-uid": "u", "agrrh.com/project": "shop" }, annotations: { "metacontroller.k8s.io/last-applied-configuration": "{}" }, ownerReferences: [{ kind: "Project", name: "shop" }] },
-    spec: { template: { spec: { serviceAccountName: "proj-shop" } } },
+    metadata: { name: "shop-gitlab-runner-0k3ds9x2q1m", namespace: INTEGRATIONS_NAMESPACE, labels: { "controller-uid": "u", [PROJECT_LABEL]: "shop" }, annotations: { "metacontroller.k8s.io/last-applied-configuration": "{}" }, ownerReferences: [{ kind: "Project", name: "shop" }] },
+    spec: { template: { spec: { serviceAccountName: SHOP } } },
   };
   /** A token the kubelet mounts in one of the Job's Pods: the Pod's name comes with it. */
   const podOf = (jobName: string) => ({ "authentication.kubernetes.io/pod-name": [`${jobName}-x7k2p`], "authentication.kubernetes.io/pod-uid": ["pod-uid"] });
@@ -167,8 +170,8 @@ describe("admission: what integrations may write", () => {
     assert.equal(updating(reported, shopsJobs, podOf("shop-gitlab-repository-1a2b3c4d5e6")).allowed, false, "the Project's other integration");
     assert.equal(updating(reported, shopsJobs, podOf(`${job.metadata.name}-x7k2p`)).allowed, false, "a Job named like a Pod of this one");
     assert.equal(updating(reported, shopsJobs, { "authentication.kubernetes.io/pod-name": [`${job.metadata.name}x-abcd`] }).allowed, false, "a Job whose name this one's starts");
-    assert.equal(updating(reported, `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:proj-other`, podOf(job.metadata.name)).allowed, false, "another Project's identity");
-    assert.equal(updating(reported, "system:serviceaccount:proj-shop:gitlab-runner", podOf(job.metadata.name)).allowed, false);
+    assert.equal(updating(reported, `system:serviceaccount:${INTEGRATIONS_NAMESPACE}:${namespaceOf("other")}`, podOf(job.metadata.name)).allowed, false, "another Project's identity");
+    assert.equal(updating(reported, `system:serviceaccount:${SHOP}:gitlab-runner`, podOf(job.metadata.name)).allowed, false);
     assert.equal(updating(reported, "alice").allowed, false);
     assert.equal(updating(changed((object) => (object.metadata.labels.x = "y")), trusted["metacontroller"]!.username, undefined, trusted["metacontroller"]!.authorized).allowed, true);
   });
@@ -178,12 +181,12 @@ describe("admission: what a stray delete would strand", () => {
   const guard = policyNamed("integrations-protection");
   const namespace = find("Namespace", INTEGRATIONS_NAMESPACE);
 
-  test("Namespace project-integrations is kept until it is annotated as the refusal says", () => {
+  test(`Namespace ${INTEGRATIONS_NAMESPACE} is kept until it is annotated as the refusal says`, () => {
     const refused = admit(guard, deleting("", "namespaces", namespace));
     assert.equal(refused.allowed, false);
-    assert.match(String(refused.message), /^Namespace project-integrations holds the integrations' credentials/);
+    assert.match(String(refused.message), new RegExp(`^Namespace ${escaped(INTEGRATIONS_NAMESPACE)} holds the integrations' credentials`));
     assert.equal(admit(guard, deleting("", "namespaces", annotatedAsTold(namespace, refused.message))).allowed, true);
-    assert.equal(admit(guard, deleting("", "namespaces", { metadata: { name: "proj-shop" } })).matched, false);
+    assert.equal(admit(guard, deleting("", "namespaces", { metadata: { name: SHOP } })).matched, false);
   });
 
   test("the CompositeController is kept while it declares the finalize hook; the patch the refusal gives lets it go", () => {
@@ -204,7 +207,7 @@ describe("admission: what a stray delete would strand", () => {
     assert.ok(controller.spec.childResources.some((child: any) => child.resource === "roles"));
   });
 
-  test("every object of the integrations' own lives in Namespace project-integrations, which Pod Security holds to restricted", () => {
+  test(`every object of the integrations' own lives in Namespace ${INTEGRATIONS_NAMESPACE}, which Pod Security holds to restricted`, () => {
     assert.equal(namespace.metadata.labels["pod-security.kubernetes.io/enforce"], "restricted");
     for (const kind of ["ResourceQuota", "ServiceAccount", "Role", "RoleBinding"]) {
       for (const object of objects.filter((candidate) => candidate.kind === kind)) assert.equal(object.metadata.namespace, INTEGRATIONS_NAMESPACE, `${kind} ${object.metadata.name}`);
@@ -218,7 +221,7 @@ describe("admission: a Project being deleted, and its teardowns", () => {
   const members = [{ kind: "User", name: "dana", role: "admin" }, { kind: "User", name: "erin", role: "edit" }];
   const stored = { ...project("shop", { spec: { members, integrations: { runner: { retry: 1 } } } }), metadata: { name: "shop", deletionTimestamp: "2026-12-01T00:00:00Z" } } as any;
   const updating = (object: any, username: string) =>
-    admit(policy, { operation: "UPDATE", resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject: stored, username, groups: ["developers"] });
+    admit(policy, { operation: "UPDATE", resource: { group: GROUP, resource: "projects" }, name: "shop", object, oldObject: stored, username, groups: ["developers"] });
   const withSpec = (spec: Record<string, unknown>) => ({ ...stored, spec: { ...stored.spec, ...spec } });
 
   test("its admin may still raise a retry, or skip a teardown", () => {

@@ -16,9 +16,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts";
+import { escaped, namespaceOf } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
 
 const TOKEN = "glpat-stand-in";
+// Project shop's Namespace, which its Jobs are told and write their hand-over into.
+const SHOP = namespaceOf("shop");
 const PROJECT_UID = "3f0c9a52-7d1e-4b8a-9c61-5e2f8d4a7b10";
 const programs = readManifest().find("ConfigMap", "gitlab-integrations");
 
@@ -54,7 +57,7 @@ function gitlabStandIn() {
   /** Another team's runner, on its own repository. */
   const runnerElsewhere = (repository: Repository, more: Partial<Runner> = {}) => {
     const id = state.nextRunner++;
-    state.runners.set(id, { runner_type: "project_type", projects: [repository.id], description: "proj-other", ...more });
+    state.runners.set(id, { runner_type: "project_type", projects: [repository.id], description: namespaceOf("other"), ...more });
     return id;
   };
   const handle = (request: IncomingMessage, body: any, reply: (status: number, body?: unknown) => void) => {
@@ -174,10 +177,10 @@ function kubernetesStandIn() {
   };
   /** What a member of the Project could write into its Namespace. */
   const plant = (name: string, data: Record<string, string>) =>
-    state.secrets.set(`proj-shop/${name}`, {
+    state.secrets.set(`${SHOP}/${name}`, {
       apiVersion: "v1",
       kind: "Secret",
-      metadata: { name, namespace: "proj-shop", resourceVersion: "1" },
+      metadata: { name, namespace: SHOP, resourceVersion: "1" },
       data: Object.fromEntries(Object.entries(data).map(([key, value]) => [key, Buffer.from(value).toString("base64")])),
     });
   return { state, handle, plant };
@@ -253,7 +256,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       GITLAB_GROUP: "teams",
       PROJECT: "shop",
       PROJECT_UID,
-      PROJECT_NAMESPACE: "proj-shop",
+      PROJECT_NAMESPACE: SHOP,
       INTEGRATION: program,
       ACTION: action,
       JOB_NAME: job,
@@ -286,10 +289,10 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
   /** The programs hand over into the Project's Namespace; they never read from it. */
   const assertNothingReadFromTheNamespace = () =>
     assert.deepEqual(
-      kubernetes.state.calls.filter((call) => call.method === "GET" && call.path.startsWith("/api/v1/namespaces/proj-shop/")),
+      kubernetes.state.calls.filter((call) => call.method === "GET" && call.path.startsWith(`/api/v1/namespaces/${SHOP}/`)),
       [],
     );
-  const secretIdOf = () => Buffer.from(kubernetes.state.secrets.get("proj-shop/gitlab-runner").data.id, "base64").toString();
+  const secretIdOf = () => Buffer.from(kubernetes.state.secrets.get(`${SHOP}/gitlab-runner`).data.id, "base64").toString();
 
   describe("gitlab-repository", () => {
     test("the repository is created in the group with the visibility asked, saying whose it is, members at the access their role gives, and its URL and id reported", async () => {
@@ -407,7 +410,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       kubernetes.state.failing = { method: "PATCH", path: /\/jobs\//, status: 503 };
       const result = await run("gitlab-repository", "run");
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /was not made for Project shop[^\n]*\n.*and reporting that failed: PATCH \/apis\/batch\/v1\/namespaces\/project-integrations\/jobs\/[^ ]+ answered 503/);
+      assert.match(result.stderr, new RegExp(String.raw`was not made for Project shop[^\n]*\n.*and reporting that failed: PATCH \/apis\/batch\/v1\/namespaces\/${escaped(INTEGRATIONS_NAMESPACE)}\/jobs\/[^ ]+ answered 503`));
       assert.deepEqual(writes(), []);
     });
 
@@ -443,7 +446,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       kubernetes.state.failing = { method: "PATCH", path: /\/jobs\//, status: 503 };
       const result = await run("gitlab-repository", "run", { MEMBERS, JOB_NAME: "shop-gitlab-repository-retried" });
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /PATCH \/apis\/batch\/v1\/namespaces\/project-integrations\/jobs\/shop-gitlab-repository-retried answered 503/);
+      assert.match(result.stderr, new RegExp(String.raw`PATCH \/apis\/batch\/v1\/namespaces\/${escaped(INTEGRATIONS_NAMESPACE)}\/jobs\/shop-gitlab-repository-retried answered 503`));
       assert.equal(gitlab.state.projects.length, 0, "nothing exists that no record names");
       assert.ok(gitlab.state.calls.some((call) => call.method === "DELETE" && call.path === "projects/100"));
       const again = await run("gitlab-repository", "run", { MEMBERS, JOB_NAME: "shop-gitlab-repository-retried" });
@@ -555,8 +558,8 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       await run("gitlab-repository", "run");
       const result = await run("gitlab-runner", "run");
       assert.equal(result.code, 0, result.stderr);
-      assert.deepEqual([...gitlab.state.runners.values()], [{ runner_type: "project_type", projects: [100], description: "proj-shop" }]);
-      const secret = kubernetes.state.secrets.get("proj-shop/gitlab-runner");
+      assert.deepEqual([...gitlab.state.runners.values()], [{ runner_type: "project_type", projects: [100], description: SHOP }]);
+      const secret = kubernetes.state.secrets.get(`${SHOP}/gitlab-runner`);
       assert.equal(Buffer.from(secret.data.token, "base64").toString(), "glrt-secret-500");
       assert.deepEqual(result.report, { runner: "500" });
       const everywhereElse = JSON.stringify([...kubernetes.state.jobAnnotations.values(), result.stderr]);
@@ -616,7 +619,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stderr, new RegExp(`runner ${theirs}, recorded, is not repository 101's in GitLab \\(any more\\): it is left as it is, and another registered`));
       assert.deepEqual(result.report, { runner: String(theirs + 1) });
-      assert.deepEqual(gitlab.state.runners.get(theirs), { runner_type: "project_type", projects: [other.id], description: "proj-other" });
+      assert.deepEqual(gitlab.state.runners.get(theirs), { runner_type: "project_type", projects: [other.id], description: namespaceOf("other") });
       assert.deepEqual(gitlab.state.runners.get(theirs + 1)?.projects, [101]);
       const teardown = await run("gitlab-runner", "teardown", {}, { runner: String(theirs) });
       assert.equal(teardown.code, 0, teardown.stderr);
@@ -640,7 +643,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       kubernetes.state.failing = { method: "PATCH", path: /\/jobs\//, status: 503 };
       const result = await run("gitlab-runner", "run");
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /PATCH \/apis\/batch\/v1\/namespaces\/project-integrations\/jobs\/[^ ]+ answered 503/);
+      assert.match(result.stderr, new RegExp(String.raw`PATCH \/apis\/batch\/v1\/namespaces\/${escaped(INTEGRATIONS_NAMESPACE)}\/jobs\/[^ ]+ answered 503`));
       assert.equal(gitlab.state.runners.size, 0);
       assert.equal(kubernetes.state.secrets.size, 0);
     });
@@ -650,7 +653,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       kubernetes.state.refusingSecrets = true;
       const result = await run("gitlab-runner", "run");
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /POST \/api\/v1\/namespaces\/proj-shop\/secrets answered 403/);
+      assert.match(result.stderr, new RegExp(String.raw`POST \/api\/v1\/namespaces\/${escaped(SHOP)}\/secrets answered 403`));
       assert.equal(gitlab.state.runners.size, 0);
       assert.ok(!result.stderr.includes("glrt-secret"), "the token is in no log");
     });

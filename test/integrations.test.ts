@@ -19,14 +19,15 @@ import {
   REFUSED_EXIT_CODE,
   REFUSED_OUTPUT,
   RESERVED_ENV,
+  integrations,
   jobNameFor,
   type IntegrationStatus,
   type Job,
 } from "../features/integrations.ts";
-import { SETTLED, at, namespaceIn, namespaces, project, related, verdict, withObserved } from "./helpers.ts";
+import { SETTLED, at, escaped, namespaceIn, namespaceOf, namespaces, project, related, verdict, withObserved } from "./helpers.ts";
 
 const PROJECT = "shop";
-const NAMESPACE = "proj-shop";
+const NAMESPACE = namespaceOf(PROJECT);
 
 const integration = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -117,7 +118,7 @@ describe("integrations: in order, one Job each", () => {
     assert.deepEqual(jobsIn(answer).map((job) => job.metadata.labels[LABELS.integration]), ["repository", "tracker"]);
     assert.equal(statusOf(answer).find((entry) => entry.name === "runner")?.message, "waiting for repository to succeed");
     assert.deepEqual(verdict(answer).reason, "WaitingForIntegrations");
-    assert.match(verdict(answer).message, /^Namespace proj-shop is Active; waiting for Job shop-repository-\w+, shop-tracker-\w+, shop-runner-\w+ to be complete\.$/);
+    assert.match(verdict(answer).message, new RegExp(String.raw`^Namespace ${escaped(NAMESPACE)} is Active; waiting for Job shop-repository-\w+, shop-tracker-\w+, shop-runner-\w+ to be complete\.$`));
   });
 
   test("a Job runs in the install's Namespace as the Project's own ServiceAccount, with its Secret, the Project's parameters and what it reported before", () => {
@@ -272,7 +273,7 @@ describe("integrations: in order, one Job each", () => {
     assert.deepEqual([status, reason], ["False", "WaitingForRoleBindings"]);
     const pieces = accessIn(first).map((piece) => `${piece.kind} ${piece.metadata.name}`);
     for (const piece of pieces) assert.ok(message.includes(piece.split(" ")[1]!), `${piece} is named`);
-    assert.match(message, /^Namespace proj-shop is Active; waiting for RoleBinding [^;]+;[^;]+;[^;]+ to be as asked; integrations start once they are in place\.$/);
+    assert.match(message, new RegExp(String.raw`^Namespace ${escaped(NAMESPACE)} is Active; waiting for RoleBinding [^;]+;[^;]+;[^;]+ to be as asked; integrations start once they are in place\.$`));
   });
 
   test("while the guardrails are not in place, Ready names what each later feature holds back, in the features' order", () => {
@@ -280,7 +281,7 @@ describe("integrations: in order, one Job each", () => {
     assert.deepEqual(verdict(syncWritten(shop(DANA), active(), guarded, at)), {
       status: "False",
       reason: "WaitingForGuardrails",
-      message: "Namespace proj-shop is Active; waiting for ResourceQuota project-quota to be as its profile says; members get access once they are in place; integrations start once they are in place.",
+      message: `Namespace ${NAMESPACE} is Active; waiting for ResourceQuota project-quota to be as its profile says; members get access once they are in place; integrations start once they are in place.`,
     });
   });
 
@@ -292,7 +293,7 @@ describe("integrations: in order, one Job each", () => {
     const children = observed(active(), [[jobFor(started, "repository"), "running"], [jobFor(started, "tracker"), "running"]]);
     const answer = syncWritten(shop(), children, guarded, at);
     assert.equal(statusOf(answer).find((entry) => entry.name === "runner")?.message, "waiting for repository to succeed");
-    assert.deepEqual(verdict(answer), { status: "False", reason: "WaitingForGuardrails", message: "Namespace proj-shop is Active; waiting for ResourceQuota project-quota to be as its profile says." });
+    assert.deepEqual(verdict(answer), { status: "False", reason: "WaitingForGuardrails", message: `Namespace ${NAMESPACE} is Active; waiting for ResourceQuota project-quota to be as its profile says.` });
   });
 
   test("a new Project says WaitingForNamespace while its integrations wait for their inputs to be written, though all it asked for exists", () => {
@@ -329,7 +330,7 @@ describe("integrations: in order, one Job each", () => {
     const answer = syncWritten(shop(), children, profiled(), at);
     assert.deepEqual(phases(answer), { repository: "Succeeded", tracker: "Succeeded", runner: "Succeeded" });
     assert.equal(jobsIn(answer).length, 3);
-    assert.deepEqual(verdict(answer), { status: "True", reason: "NamespaceActive", message: "Namespace proj-shop is Active, and integrations repository, tracker, runner done." });
+    assert.deepEqual(verdict(answer), { status: "True", reason: "NamespaceActive", message: `Namespace ${NAMESPACE} is Active, and integrations repository, tracker, runner done.` });
   });
 
   test("a Job once asked for stays, whatever comes to wait for later", () => {
@@ -400,7 +401,7 @@ describe("integrations: failures and runs again", () => {
     assert.deepEqual([tracker?.phase, tracker?.reason, tracker?.message], ["Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"]);
     const { reason, message } = verdict(answer);
     assert.equal(reason, "IntegrationFailed");
-    assert.match(message, /^Integration tracker failed: Job project-integrations\/shop-tracker-\w+ says BackoffLimitExceeded: Job has reached the specified backoff limit\. Once the cause is put right, run it again: /);
+    assert.match(message, new RegExp(String.raw`^Integration tracker failed: Job ${escaped(INTEGRATIONS_NAMESPACE)}\/shop-tracker-\w+ says BackoffLimitExceeded: Job has reached the specified backoff limit\. Once the cause is put right, run it again: `));
     assert.ok(message.endsWith(`kubectl patch project shop --type=merge -p '{"spec":{"integrations":{"tracker":{"retry":1}}}}'`), message);
   });
 
@@ -475,7 +476,7 @@ describe("integrations: failures and runs again", () => {
     const children = reportedBy(first, JSON.stringify({ [REFUSED_OUTPUT]: "GitLab repository teams/shop exists and this Project did not make it, so it is left as it is." }), { failed: "PodFailurePolicy" });
     const { reason, message } = verdict(syncWritten(shop(), children, profiled(), at));
     assert.equal(reason, "IntegrationFailed");
-    assert.match(message, /^Integration repository refused, and Job project-integrations\/shop-repository-\w+ stopped: GitLab repository teams\/shop exists and this Project did not make it, so it is left as it is\. Once the cause is put right, run it again: kubectl patch /);
+    assert.match(message, new RegExp(String.raw`^Integration repository refused, and Job ${escaped(INTEGRATIONS_NAMESPACE)}\/shop-repository-\w+ stopped: GitLab repository teams\/shop exists and this Project did not make it, so it is left as it is\. Once the cause is put right, run it again: kubectl patch `));
   });
 
   test("a report that is not a few short strings, 1024 characters of JSON at most, is not shown", () => {
@@ -657,11 +658,11 @@ describe("integrations: teardown when the Project is deleted", () => {
 });
 
 describe("integrations: nothing outside its own places is the Project's", () => {
-  test("a Job labelled as the Project's outside project-integrations is named as a stray and left out, so Metacontroller deletes it", () => {
+  test(`a Job labelled as the Project's outside ${INTEGRATIONS_NAMESPACE} is named as a stray and left out, so Metacontroller deletes it`, () => {
     const planted = { apiVersion: "batch/v1", kind: "Job", metadata: { name: "shop-miner", namespace: "kube-system", labels: { [LABELS.integration]: "tracker", [LABELS.action]: "run" } } } as Job;
     const answer = syncWritten(shop(), observed(settled(), [[planted, "running"]]), profiled(), at);
     assert.equal(verdict(answer).reason, "RemovingStrayChildren");
-    assert.match(verdict(answer).message, /^Job kube-system\/shop-miner carry this Project's controller-uid label outside Namespace proj-shop/);
+    assert.match(verdict(answer).message, new RegExp(String.raw`^Job kube-system\/shop-miner carry this Project's controller-uid label outside Namespace ${escaped(NAMESPACE)}`));
     assert.ok(!jobsIn(answer).some((job) => job.metadata.name === "shop-miner"));
   });
 });
@@ -684,7 +685,7 @@ describe("integrations: names", () => {
     assert.equal(PROFILES, GUARDRAILS_PROFILES);
     assert.equal(DEFAULT_PROFILE, GUARDRAILS_DEFAULT_PROFILE);
     assert.equal(LABELS.project, PROJECT_LABEL);
-    assert.equal(`${PROFILE.plural}.${GROUP}`, "projectprofiles.agrrh.com");
+    assert.deepEqual(integrations.customize?.(project(PROJECT), { profile: "large" }), [{ apiVersion: API_VERSION, resource: PROFILE.plural, names: ["large"] }]);
     assert.ok(OUTPUTS_ANNOTATION.startsWith(`${GROUP}/`));
     assert.ok(PROFILES.endsWith(API_VERSION));
   });

@@ -20,7 +20,7 @@ const post = (path: string, payload: string) => app.request(path, { method: "POS
 const creating = (object: unknown) => admit(sizePolicy, { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "", object: object as any, username: "dana" });
 
 describe("the largest Project a member can make", () => {
-  test("is one the CRD and projects.agrrh.com-size admit, at their limits", () => {
+  test(`is one the CRD and ${sizePolicy.metadata.name} admit, at their limits`, () => {
     assert.deepEqual(schemaErrors(projectSchema, parent), []);
     assert.equal(creating(parent).allowed, true, creating(parent).message);
     assert.equal((parent.spec?.members as unknown[]).length, projectSchema.properties.spec.properties.members.maxItems); // feature: members

@@ -8,14 +8,15 @@
 // - The Project: its spec at the CRD's limits, every character one that
 //   JSON writes as six bytes however deep it is nested (a control character:
 //   Go writes `<` so too, but JavaScript, which writes what sync puts in a
-//   string, does not), and as many annotations as projects.agrrh.com-size
-//   lets a member write. What a limit counts in characters of JSON already
-//   written (a program's report) costs most in `<` instead: one character
-//   there, six bytes once Go writes it. The API server keeps it as
-//   JSON, escaped as Go escapes it, in one etcd request, which etcd caps at
-//   --max-request-bytes: 1.5 MiB by default (measured on the local control
-//   plane: one served as 1,572,613 bytes was stored, one a thousand `<`
-//   larger was refused with "etcdserver: request is too large").
+//   string, does not), and as many annotations as the size policy
+//   (`<the CRD>-size`) lets a member write. What a limit counts in
+//   characters of JSON already written (a program's report) costs most in
+//   `<` instead: one character there, six bytes once Go writes it. The API
+//   server keeps it as JSON, escaped as Go escapes it, in one etcd request,
+//   which etcd caps at --max-request-bytes: 1.5 MiB by default (measured on
+//   the local control plane: one served as 1,572,613 bytes was stored, one a
+//   thousand `<` larger was refused with "etcdserver: request is too
+//   large").
 // - Its status: what sync answers for it, and, for the room it needs, the
 //   most any profile can make it say (sixteen integrations reporting all
 //   they may).
@@ -57,7 +58,7 @@ const { find } = readManifest();
 const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
 const specSchema = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
 const size = find("ValidatingAdmissionPolicy", `${PARENT.plural}.${GROUP}-size`);
-/** How many characters of labels and annotations projects.agrrh.com-size lets a member write. */
+/** How many characters of labels and annotations the size policy lets a member write. */
 export const MEMBERS_CHARACTERS = Number(/variables\.characters <= (\d+)/.exec(JSON.stringify(size.spec.validations))?.[1]);
 
 /** The managed fields the API server records for whoever wrote these fields: a key per field, lists whole. */

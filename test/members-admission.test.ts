@@ -6,11 +6,14 @@ import { describe, test } from "node:test";
 import { GROUP, PARENT, PROJECT_LABEL, sync } from "../sync.ts";
 import { MAX_MEMBERS, MEMBER_KINDS, MEMBER_NAME_MAX_LENGTH, MEMBER_RULES, Members, ROLES } from "../features/members.ts";
 import { DEFAULT_PROFILE } from "../features/guardrails.ts"; // feature: guardrails
-import { assertJudgedAlike, crd, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
+import { ADMINISTER, assertJudgedAlike, crd, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { admit, authorizedBy, schemaErrors, type AdmissionRequest } from "./cel.ts";
-import { clock, namespaceIn, namespaces, project, related } from "./helpers.ts";
+import { clock, escaped, namespaceIn, namespaceOf, namespaces, project, related } from "./helpers.ts";
 import { MEMBER_CASES } from "./members-cases.ts";
 import { ANNOTATIONS_LIMIT_BYTES, goJson } from "./manifest.ts";
+
+// Project shop's Namespace, where its members get access.
+const SHOP = namespaceOf("shop");
 
 const accessPolicy = policyNamed("namespace-access");
 
@@ -39,22 +42,22 @@ describe("admission: the CRD and sync judge members alike", () => {
       const object = withMember(member, role) as any;
       const decision = admit(
         selfService,
-        { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "shop", object, username: "pat", authorized: ["agrrh.com/projects/administer", "agrrh.com/projectprofiles/use"] }
+        { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "shop", object, username: "pat", authorized: [ADMINISTER, `${GROUP}/projectprofiles/use`] }
       );
       const admission = decision.allowed ? [] : [String(decision.message)];
-      const answer = sync(withMember(member, role), namespaces({ "proj-shop": "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+      const answer = sync(withMember(member, role), namespaces({ [SHOP]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
       const reason = answer.status.conditions[0]?.reason;
       assert.equal(admission.length === 0, reason !== "InvalidMembers", `policy: ${admission.join("; ")}; sync: ${reason}`);
       return { admission, message: answer.status.conditions[0]?.message ?? "" };
     };
-    for (const member of [serviceAccount("proj-shop"), allOf("proj-shop")]) {
+    for (const member of [serviceAccount(SHOP), allOf(SHOP)]) {
       const refused = judged(member, "admin");
       assert.deepEqual(refused.admission, [MEMBER_RULES.ownServiceAccount], `${member.kind} ${member.name}: refused even to a holder of administer`);
       assert.equal(refused.message, `spec.members[1]: ${MEMBER_RULES.ownServiceAccount}. Until that is fixed, no member has access.`);
     }
-    for (const namespace of ["proj-shop", "ci", "proj-other"]) {
+    for (const namespace of [SHOP, "ci", namespaceOf("other")]) {
       for (const member of [serviceAccount(namespace), allOf(namespace)]) {
-        for (const role of namespace === "proj-shop" ? ["edit", "view"] : ["admin", "edit"]) {
+        for (const role of namespace === SHOP ? ["edit", "view"] : ["admin", "edit"]) {
           assert.deepEqual(judged(member, role).admission, [], `${member.kind} ${member.name} as ${role}`);
         }
       }
@@ -72,7 +75,7 @@ describe("admission: the CRD and sync judge members alike", () => {
     const name = (index: number) => `${index}`.padEnd(MEMBER_NAME_MAX_LENGTH, "<");
     const members = Array.from({ length: MAX_MEMBERS }, (_, index) => ({ kind: "User", name: name(index), role: "admin" }));
     assert.deepEqual(schemaErrors(membersSchema, members), []);
-    const answer = sync(project("a".repeat(58), { spec: { members } }), namespaces({ [`proj-${"a".repeat(58)}`]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+    const answer = sync(project("a".repeat(58), { spec: { members } }), namespaces({ [namespaceOf("a".repeat(58))]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
     const [, binding] = answer.children;
     assert.ok(binding);
     const copyBytes = new TextEncoder().encode(goJson(binding)).length;
@@ -96,7 +99,7 @@ describe("admission: self-service Projects", () => {
   ) =>
     admit(
       policy,
-      { operation, resource: { group: "agrrh.com", resource: "projects" }, name: "shop", object, oldObject, ...who, authorized, ...(options ? { options } : {}) }
+      { operation, resource: { group: GROUP, resource: "projects" }, name: "shop", object, oldObject, ...who, authorized, ...(options ? { options } : {}) }
     );
 
   test("a developer creates a Project in which they are an admin, as a User, through a Group, or as a ServiceAccount", () => {
@@ -159,14 +162,14 @@ describe("admission: self-service Projects", () => {
     }
     assert.equal(asked("UPDATE", { object: shop([{ kind: "Group", name: "shop-admins", role: "admin" }]), oldObject: danasShop }).allowed, true, "to a Group of admins");
     assert.equal(asked("DELETE", { oldObject: danasShop }).allowed, true, "deleting it");
-    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+    const administers = [...mayRequest, ADMINISTER];
     assert.equal(asked("UPDATE", { object: shop([]), oldObject: danasShop }, { username: "pat" }, administers).allowed, true, "a holder of administer");
   });
 
   test("whoever may administer projects, as cluster-admin may through *, creates and changes Projects for others", () => {
     const platform = { username: "pat", groups: ["platform"] };
     const forTheTeam = shop([{ kind: "Group", name: "team-a", role: "admin" }]);
-    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+    const administers = [...mayRequest, ADMINISTER];
     assert.equal(asked("CREATE", { object: forTheTeam }, platform, administers).allowed, true);
     assert.equal(asked("UPDATE", { object: forTheTeam, oldObject: forTheTeam }, platform, administers).allowed, true);
     assert.equal(asked("CREATE", { object: forTheTeam }, platform).allowed, false, "without the verb");
@@ -176,7 +179,7 @@ describe("admission: self-service Projects", () => {
     const METACONTROLLER_FINALIZER = `metacontroller.io/compositecontroller-${find("CompositeController").metadata.name}`;
     const members = [{ kind: "User", name: "dana", role: "admin" }];
     const holding = (finalizers: string[]) => ({ ...shop(members), metadata: { name: "shop", finalizers } }) as any;
-    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+    const administers = [...mayRequest, ADMINISTER];
 
     test("its admin member may add only Metacontroller's finalizer and the garbage collector's foregroundDeletion, at create or later", () => {
       for (const finalizer of [METACONTROLLER_FINALIZER, "foregroundDeletion"]) {
@@ -204,7 +207,7 @@ describe("admission: self-service Projects", () => {
     test("any other finalizer is refused to its admin member, naming it, at create or later: it could keep the Project Terminating for good", () => {
       const refusal = asked("UPDATE", { object: holding([METACONTROLLER_FINALIZER, "hold.example.com/forever"]), oldObject: holding([METACONTROLLER_FINALIZER]) });
       assert.equal(refusal.allowed, false);
-      assert.match(String(refusal.message), /and dana adds hold\.example\.com\/forever\. A holder of the verb administer on projects\.agrrh\.com may add others\.$/);
+      assert.match(String(refusal.message), new RegExp(String.raw`and dana adds hold\.example\.com\/forever\. A holder of the verb administer on ${escaped(`${PARENT.plural}.${GROUP}`)} may add others\.$`));
       assert.equal(asked("CREATE", { object: holding(["hold.example.com/forever"]) }).allowed, false);
       assert.equal(asked("UPDATE", { object: holding(["metacontroller.io/compositecontroller-other"]), oldObject: holding([]) }).allowed, false, "another controller's, which nobody would remove");
     });
@@ -223,13 +226,13 @@ describe("admission: self-service Projects", () => {
   describe("deleting a Project so that what it owns is orphaned", () => {
     const members = [{ kind: "User", name: "dana", role: "admin" }];
     const holding = (finalizers: string[]) => ({ ...shop(members), metadata: { name: "shop", finalizers } }) as any;
-    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+    const administers = [...mayRequest, ADMINISTER];
     const deleting = (options: AdmissionRequest["options"], finalizers: string[] = []) => ({ oldObject: holding(finalizers), ...(options ? { options } : {}) });
 
     test("is refused to its admin member, as kubectl delete --cascade=orphan asks it, or the older orphanDependents", () => {
       const refusal = asked("DELETE", deleting({ kind: "DeleteOptions", propagationPolicy: "Orphan" }));
       assert.equal(refusal.allowed, false);
-      assert.match(String(refusal.message), /^Deleting Project shop so that what it owns is orphaned would leave Namespace\s+proj-shop and its members' access behind/);
+      assert.match(String(refusal.message), new RegExp(String.raw`^Deleting Project shop so that what it owns is orphaned would leave Namespace\s+${escaped(SHOP)} and its members' access behind`));
       assert.equal(asked("DELETE", deleting({ kind: "DeleteOptions", orphanDependents: true })).allowed, false);
     });
 
@@ -253,7 +256,7 @@ describe("admission: self-service Projects", () => {
       ({ ...project("shop", { spec }), metadata: { name: "shop", deletionTimestamp: "2026-11-30T00:00:00Z", finalizers } }) as any;
     const all = held(["foregroundDeletion", METACONTROLLER_FINALIZER, OTHER_FINALIZER]);
     const without = (finalizer: string) => held(all.metadata.finalizers.filter((name: string) => name !== finalizer));
-    const administers = [...mayRequest, "agrrh.com/projects/administer"];
+    const administers = [...mayRequest, ADMINISTER];
 
     test("loses each finalizer only to whoever holds it: Metacontroller's to Metacontroller, the garbage collector's to it, any other to an administer holder", () => {
       const metacontroller = trusted["metacontroller"]!;
@@ -280,7 +283,7 @@ describe("admission: self-service Projects", () => {
     });
 
     test("stored before a member rule, it still loses its finalizers: a rule on members never holds a deletion back", () => {
-      const ownRobot = { members: [{ kind: "ServiceAccount", namespace: "proj-shop", name: "deployer", role: "admin" }] };
+      const ownRobot = { members: [{ kind: "ServiceAccount", namespace: SHOP, name: "deployer", role: "admin" }] };
       const before = held([METACONTROLLER_FINALIZER], ownRobot);
       assert.equal(asked("UPDATE", { object: held([], ownRobot), oldObject: before }, { username: trusted["metacontroller"]!.username }, trusted["metacontroller"]!.authorized).allowed, true);
     });
@@ -306,7 +309,7 @@ describe("admission: self-service Projects", () => {
 
   test("the status Metacontroller writes is not the policy's: it matches the Project itself, not its status subresource", () => {
     assert.deepEqual(policy.spec.matchConstraints.resourceRules, [
-      { apiGroups: ["agrrh.com"], apiVersions: ["*"], operations: ["CREATE", "UPDATE", "DELETE"], resources: ["projects"], scope: "Cluster" },
+      { apiGroups: [GROUP], apiVersions: ["*"], operations: ["CREATE", "UPDATE", "DELETE"], resources: ["projects"], scope: "Cluster" },
     ]);
   });
 
@@ -329,7 +332,7 @@ describe("admission: self-service Projects", () => {
   });
 
   test("without the verb use on the default profile, a developer creates no Project on it, named or not", () => {
-    const withoutDefault = mayRequest.filter((grant) => !grant.startsWith("agrrh.com/projectprofiles/use"));
+    const withoutDefault = mayRequest.filter((grant) => !grant.startsWith(`${GROUP}/projectprofiles/use`));
     assert.notDeepEqual(withoutDefault, mayRequest, "the requester role grants use on the default profile");
     for (const profile of [undefined, DEFAULT_PROFILE]) {
       const refused = asked("CREATE", { object: withProfile(profile) }, dana, withoutDefault);
@@ -355,24 +358,24 @@ describe("admission: self-service Projects", () => {
       "Project shop is on ProjectProfile restricted, which a cluster admin assigned: leaving it takes the verb use on it, which dana does not have. Ask a cluster admin to move the Project.",
     );
     assert.equal(asked("UPDATE", { object: withProfile(undefined), oldObject: restricted }).allowed, false, "by removing spec.profile");
-    assert.equal(asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: restricted }, dana, [...mayRequest, "agrrh.com/projectprofiles/use/restricted"]).allowed, true, "with use on it");
+    assert.equal(asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: restricted }, dana, [...mayRequest, `${GROUP}/projectprofiles/use/restricted`]).allowed, true, "with use on it");
     assert.equal(asked("UPDATE", { object: withProfile(DEFAULT_PROFILE), oldObject: withProfile(undefined) }).allowed, true, "naming the default it had");
   });
 
   test("a profile an admin opens with the verb use, to some or to all, may be chosen by them", () => {
-    const opened = [...mayRequest, "agrrh.com/projectprofiles/use/large"];
+    const opened = [...mayRequest, `${GROUP}/projectprofiles/use/large`];
     assert.equal(asked("CREATE", { object: withProfile("large") }, dana, opened).allowed, true, "use on large");
     assert.equal(asked("CREATE", { object: withProfile("huge") }, dana, opened).allowed, false, "use on large is not use on huge");
-    assert.equal(asked("CREATE", { object: withProfile("huge") }, dana, [...mayRequest, "agrrh.com/projectprofiles/use"]).allowed, true, "use on every profile");
+    assert.equal(asked("CREATE", { object: withProfile("huge") }, dana, [...mayRequest, `${GROUP}/projectprofiles/use`]).allowed, true, "use on every profile");
   });
   // end feature: guardrails
 
   test("the requester role creates Projects only as the policy allows and reads none (each Project's members read theirs), uses the default profile, and the policy is bound to deny", () => {
     assert.deepEqual(requester.rules, [
-      { apiGroups: ["agrrh.com"], resources: ["projects"], verbs: ["create"] },
+      { apiGroups: [GROUP], resources: ["projects"], verbs: ["create"] },
       // feature: guardrails
-      { apiGroups: ["agrrh.com"], resources: ["projectprofiles"], verbs: ["get", "list", "watch"] },
-      { apiGroups: ["agrrh.com"], resources: ["projectprofiles"], resourceNames: [DEFAULT_PROFILE], verbs: ["use"] },
+      { apiGroups: [GROUP], resources: ["projectprofiles"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [GROUP], resources: ["projectprofiles"], resourceNames: [DEFAULT_PROFILE], verbs: ["use"] },
       // end feature: guardrails
     ]);
     const bindings = objects.filter((object) => object.kind === "ValidatingAdmissionPolicyBinding" && object.spec.policyName === policy.metadata.name);
@@ -388,7 +391,7 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
   const binding = (subjects: any[]) => ({
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "RoleBinding",
-    metadata: { name: "mine", namespace: "proj-shop" },
+    metadata: { name: "mine", namespace: SHOP },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
     subjects,
   });
@@ -403,7 +406,7 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
         object: binding(subjects),
         username,
         authorized,
-        namespace: { name: "proj-shop", ...(labels ? { labels } : {}) },
+        namespace: { name: SHOP, ...(labels ? { labels } : {}) },
       }
     );
   const everyone = { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" };
@@ -413,8 +416,8 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
     assert.equal(allowed, false);
     assert.equal(
       message,
-      "Namespace proj-shop is Project shop's, where access is what its spec.members declare: a RoleBinding here may grant only this " +
-        "Namespace's own ServiceAccounts (kind ServiceAccount in namespace proj-shop, or Group system:serviceaccounts:proj-shop). " +
+      `Namespace ${SHOP} is Project shop's, where access is what its spec.members declare: a RoleBinding here may grant only this ` +
+        `Namespace's own ServiceAccounts (kind ServiceAccount in namespace ${SHOP}, or Group system:serviceaccounts:${SHOP}). ` +
         "Add people to the Project's spec.members instead.",
     );
   });
@@ -423,14 +426,14 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
     for (const subject of [
       { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "dana" },
       { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "developers" },
-      { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts:proj-other" },
-      { kind: "ServiceAccount", name: "deployer", namespace: "proj-other" },
+      { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: `system:serviceaccounts:${namespaceOf("other")}` },
+      { kind: "ServiceAccount", name: "deployer", namespace: namespaceOf("other") },
       { kind: "ServiceAccount", name: "deployer" },
       // A User of that name is whoever authenticates as it, not the Namespace's ServiceAccounts.
-      { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "system:serviceaccounts:proj-shop" },
+      { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: `system:serviceaccounts:${SHOP}` },
     ]) {
       assert.equal(bind([subject]).allowed, false, JSON.stringify(subject));
-      assert.equal(bind([{ kind: "ServiceAccount", name: "ok", namespace: "proj-shop" }, subject]).allowed, false, `beside one allowed: ${JSON.stringify(subject)}`);
+      assert.equal(bind([{ kind: "ServiceAccount", name: "ok", namespace: SHOP }, subject]).allowed, false, `beside one allowed: ${JSON.stringify(subject)}`);
     }
   });
 
@@ -438,25 +441,25 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
     const { subjects: _none, ...empty } = binding([]);
     const result = admit(
       accessPolicy,
-      { operation: "CREATE", resource: { group: "rbac.authorization.k8s.io", resource: "rolebindings" }, kind: "RoleBinding", name: "mine", object: empty, username: "dana", namespace: { name: "proj-shop", labels: projectNamespace?.metadata.labels ?? {} } }
+      { operation: "CREATE", resource: { group: "rbac.authorization.k8s.io", resource: "rolebindings" }, kind: "RoleBinding", name: "mine", object: empty, username: "dana", namespace: { name: SHOP, labels: projectNamespace?.metadata.labels ?? {} } }
     );
     assert.equal(result.allowed, true);
   });
 
   test("the Namespace's own ServiceAccounts may be bound, one by one or all together, for its workloads", () => {
-    assert.equal(bind([{ kind: "ServiceAccount", name: "deployer", namespace: "proj-shop" }]).allowed, true);
-    assert.equal(bind([{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:serviceaccounts:proj-shop" }]).allowed, true);
+    assert.equal(bind([{ kind: "ServiceAccount", name: "deployer", namespace: SHOP }]).allowed, true);
+    assert.equal(bind([{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: `system:serviceaccounts:${SHOP}` }]).allowed, true);
   });
 
   test("Metacontroller binds the members, and an administer holder anyone", () => {
     assert.equal(bind([everyone], trusted["metacontroller"]).allowed, true);
-    assert.equal(bind([everyone], { username: "pat", authorized: ["agrrh.com/projects/administer"] }).allowed, true);
+    assert.equal(bind([everyone], { username: "pat", authorized: [ADMINISTER] }).allowed, true);
   });
 
   test("it holds in every Namespace sync labels as a Project's, and nowhere else", () => {
     assert.deepEqual(accessPolicy.spec.matchConstraints.namespaceSelector.matchExpressions, [{ key: PROJECT_LABEL, operator: "Exists" }]);
     assert.ok(JSON.stringify(accessPolicy.spec.validations).includes(`labels['${PROJECT_LABEL}']`));
-    assert.equal(bind([everyone], { labels: { "kubernetes.io/metadata.name": "team-x" } }).matched, false);
+    assert.equal(bind([everyone], { labels: { "kubernetes.io/metadata.name": "kube-public" } }).matched, false);
   });
 });
 

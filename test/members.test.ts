@@ -18,8 +18,13 @@ import {
   type ClusterRoleBinding,
   type RoleBinding,
 } from "../features/members.ts";
-import { SETTLED, assertKeepsEveryNamespace, at, childrenOfKind, fixture, having, later, namespaceIn, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
+import { SETTLED, assertKeepsEveryNamespace, at, childrenOfKind, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
 import { MEMBER_CASES } from "./members-cases.ts";
+
+// Project shop's Namespace, and the name of the role and binding that let its members read it.
+const SHOP = namespaceOf("shop");
+const MEMBER_ROLE = `${PARENT.plural}.${GROUP}:shop:member`;
 
 const accessIn = (answer: ReturnType<typeof sync>) =>
   childrenOfKind<RoleBinding | ClusterRole | ClusterRoleBinding>(answer, ["RoleBinding", "ClusterRole", "ClusterRoleBinding"]);
@@ -39,12 +44,12 @@ describe("members: a refusal keeps every Namespace", () => {
 
   test("InvalidMembers: every observed Namespace is in the answer, with the annotations the spec asks for", () => {
     const parent = project("shop", { spec: { members: [{ kind: "Robot", name: "r2", role: "view" }] } });
-    assertKeepsEveryNamespace("InvalidMembers", { parent, children: having("proj-shop") }, true);
+    assertKeepsEveryNamespace("InvalidMembers", { parent, children: having(SHOP) }, true);
   });
 });
 
 describe("members get access through RoleBindings", () => {
-  const active = namespaces({ "proj-shop": "Active" });
+  const active = namespaces({ [SHOP]: "Active" });
   // The issue's example: one member of each kind, and two roles shared.
   const members = [
     { kind: "User", name: "alice@example.com", role: "admin" },
@@ -66,28 +71,28 @@ describe("members get access through RoleBindings", () => {
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "RoleBinding",
-        metadata: { name: "project-admin-users", namespace: "proj-shop" },
+        metadata: { name: "project-admin-users", namespace: SHOP },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
         subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "alice@example.com" }],
       },
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "RoleBinding",
-        metadata: { name: "project-edit-groups", namespace: "proj-shop" },
+        metadata: { name: "project-edit-groups", namespace: SHOP },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
         subjects: [{ kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: "shop-devs" }],
       },
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "RoleBinding",
-        metadata: { name: "project-edit-serviceaccounts-ci", namespace: "proj-shop" },
+        metadata: { name: "project-edit-serviceaccounts-ci", namespace: SHOP },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
         subjects: [{ kind: "ServiceAccount", name: "deployer", namespace: "ci" }],
       },
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "RoleBinding",
-        metadata: { name: "project-view-users", namespace: "proj-shop" },
+        metadata: { name: "project-view-users", namespace: SHOP },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
         subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "auditor" }],
       },
@@ -123,7 +128,7 @@ describe("members get access through RoleBindings", () => {
   test("a subject added by hand to a RoleBinding leaves it out of the answer, so Metacontroller deletes it, and says why", () => {
     // What a Namespace admin could do: add a subject to one of the Project's RoleBindings.
     const handEdited = withObserved(active, access);
-    (handEdited[ROLE_BINDINGS]!["proj-shop/project-view-users"] as RoleBinding).subjects.push({ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "mallory" });
+    (handEdited[ROLE_BINDINGS]![`${SHOP}/project-view-users`] as RoleBinding).subjects.push({ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "mallory" });
     const answer = sync(shop(), handEdited, related(), at);
     assert.deepEqual(roleBindingsOf(answer).map((binding) => binding.metadata.name), ["project-admin-users", "project-edit-groups", "project-edit-serviceaccounts-ci"]);
     assert.equal(accessIn(answer).length, access.length - 1, "only that RoleBinding is left out");
@@ -135,7 +140,7 @@ describe("members get access through RoleBindings", () => {
         "Metacontroller deletes it, and it is created again as declared; add members to spec.members instead.",
     });
     // Once it is gone, it is asked for again, as declared.
-    delete handEdited[ROLE_BINDINGS]!["proj-shop/project-view-users"];
+    delete handEdited[ROLE_BINDINGS]![`${SHOP}/project-view-users`];
     assert.deepEqual(accessIn(sync(shop(), handEdited, related(), at)), access);
   });
 
@@ -165,13 +170,13 @@ describe("members get access through RoleBindings", () => {
   });
 
   test("while the Namespace is not Active, no RoleBinding is asked for; the members' role on the Project stays", () => {
-    for (const observed of [namespaces({ "proj-shop": "Terminating" }), namespaces({ "proj-shop": null })]) {
+    for (const observed of [namespaces({ [SHOP]: "Terminating" }), namespaces({ [SHOP]: null })]) {
       assert.deepEqual(sync(shop(), observed, related(), at).children.map((child) => child.kind), ["Namespace", "ClusterRole", "ClusterRoleBinding"]);
     }
   });
 
   test("no RoleBinding goes into a Namespace of that name that is someone else's; the members may still read why", () => {
-    assert.deepEqual(sync(shop(), namespaces(), related({ "proj-shop": { phase: "Active" } }), at).children.map((child) => child.kind), ["ClusterRole", "ClusterRoleBinding"]);
+    assert.deepEqual(sync(shop(), namespaces(), related({ [SHOP]: { phase: "Active" } }), at).children.map((child) => child.kind), ["ClusterRole", "ClusterRoleBinding"]);
   });
 
   test("removing a member removes its subject; removing the last member of a role removes that RoleBinding", () => {
@@ -196,7 +201,7 @@ describe("members get access through RoleBindings", () => {
       {
         status: "False",
         reason: "WaitingForRoleBindings",
-        message: "Namespace proj-shop is Active; waiting for RoleBinding project-admin-users, project-edit-groups, project-edit-serviceaccounts-ci, project-view-users; ClusterRoleBinding projects.agrrh.com:shop:member; ClusterRole projects.agrrh.com:shop:member to be as asked.",
+        message: `Namespace ${SHOP} is Active; waiting for RoleBinding project-admin-users, project-edit-groups, project-edit-serviceaccounts-ci, project-view-users; ClusterRoleBinding ${MEMBER_ROLE}; ClusterRole ${MEMBER_ROLE} to be as asked.`,
       },
     );
   });
@@ -208,7 +213,7 @@ describe("members get access through RoleBindings", () => {
       {
         status: "True",
         reason: "NamespaceActive",
-        message: "Namespace proj-shop is Active, with project-admin-users, project-edit-groups, project-edit-serviceaccounts-ci, project-view-users as asked.",
+        message: `Namespace ${SHOP} is Active, with project-admin-users, project-edit-groups, project-edit-serviceaccounts-ci, project-view-users as asked.`,
       },
     );
   });
@@ -216,7 +221,7 @@ describe("members get access through RoleBindings", () => {
   test("a RoleBinding observed with other subjects is not as asked yet", () => {
     const stale = access.map((object) => (object.metadata.name === "project-edit-groups" ? { ...object, subjects: [] } : object));
     const message = ready(sync(shop(), withObserved(active, stale), related(), at)).message;
-    assert.equal(message, "Namespace proj-shop is Active; waiting for RoleBinding project-edit-groups to be as asked.");
+    assert.equal(message, `Namespace ${SHOP} is Active; waiting for RoleBinding project-edit-groups to be as asked.`);
   });
 
   test("a RoleBinding of a role nobody holds any more keeps Ready False until Metacontroller has removed it", () => {
@@ -224,7 +229,7 @@ describe("members get access through RoleBindings", () => {
     const answer = sync(shop(withoutViewers), inPlace, related(), at);
     assert.equal(
       ready(answer).message,
-      "Namespace proj-shop is Active; waiting for ClusterRoleBinding projects.agrrh.com:shop:member to be as asked, " +
+      `Namespace ${SHOP} is Active; waiting for ClusterRoleBinding ${MEMBER_ROLE} to be as asked, ` +
         "and RoleBinding project-view-users to be removed.",
       "the auditor still reads the Project until Metacontroller has taken them off",
     );
@@ -284,10 +289,10 @@ describe("members: nothing outside its own places is the Project's", () => {
   const shop = () => project("shop", { spec: { members: dana } });
   const team = related();
   const settled = () => {
-    let children = namespaces({ "proj-shop": "Active" });
+    let children = namespaces({ [SHOP]: "Active" });
     for (let round = 0; round < 3; round += 1) {
       const answer = sync(shop(), children, team, at);
-      children = withObserved(namespaces({ "proj-shop": "Active" }), answer.children.filter((child) => child.kind !== "Namespace") as any);
+      children = withObserved(namespaces({ [SHOP]: "Active" }), answer.children.filter((child) => child.kind !== "Namespace") as any);
     }
     return children;
   };
@@ -310,25 +315,25 @@ describe("members: nothing outside its own places is the Project's", () => {
     assert.deepEqual(role, {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
-      metadata: { name: "projects.agrrh.com:shop:member" },
-      rules: [{ apiGroups: ["agrrh.com"], resources: ["projects"], resourceNames: ["shop"], verbs: ["get", "list", "watch", "update", "patch", "delete"] }],
+      metadata: { name: MEMBER_ROLE },
+      rules: [{ apiGroups: [GROUP], resources: ["projects"], resourceNames: ["shop"], verbs: ["get", "list", "watch", "update", "patch", "delete"] }],
     });
   });
 
   test("an object labelled as the Project's in another Namespace is named as a stray and left out, so Metacontroller deletes it", () => {
-    const children = planted(settled(), [adminsIn("proj-other")]);
+    const children = planted(settled(), [adminsIn(namespaceOf("other"))]);
     const answer = sync(shop(), children, team, at);
     assert.deepEqual(verdict(answer), {
       status: "False",
       reason: "RemovingStrayChildren",
       message:
-        "RoleBinding proj-other/project-admin-users carry this Project's controller-uid label outside Namespace proj-shop, " +
+        `RoleBinding ${namespaceOf("other")}/project-admin-users carry this Project's controller-uid label outside Namespace ${SHOP}, ` +
         "its place in its requester's budget, " + // feature: budget
         "the objects that let its members read it" +
-        ", and its Jobs, ServiceAccount and ConfigMap in Namespace project-integrations" + // feature: integrations
+        `, and its Jobs, ServiceAccount and ConfigMap in Namespace ${INTEGRATIONS_NAMESPACE}` + // feature: integrations
         ", so they are not its children: Metacontroller deletes them.",
     });
-    assert.ok(!answer.children.some((child) => "namespace" in child.metadata && child.metadata.namespace === "proj-other"), "not asked for");
+    assert.ok(!answer.children.some((child) => "namespace" in child.metadata && child.metadata.namespace === namespaceOf("other")), "not asked for");
     assert.deepEqual(answer.children, sync(shop(), settled(), team, at).children, "the same children as without it");
   });
 
@@ -337,7 +342,7 @@ describe("members: nothing outside its own places is the Project's", () => {
     const binding = {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRoleBinding",
-      metadata: { name: "projects.agrrh.com:shop:memberx" },
+      metadata: { name: `${MEMBER_ROLE}x` },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
       subjects: [],
     };
@@ -351,7 +356,7 @@ describe("members: nothing outside its own places is the Project's", () => {
   // feature: guardrails
   test("a RoleBinding labelled as the Project's in another Namespace is no access given: members still wait for the guardrails", () => {
     const isolated = related({}, { default: { networkPolicy: {} } });
-    const answer = sync(shop(), planted(namespaces({ "proj-shop": "Active" }), [adminsIn("proj-other")]), isolated, at);
+    const answer = sync(shop(), planted(namespaces({ [SHOP]: "Active" }), [adminsIn(namespaceOf("other"))]), isolated, at);
     assert.deepEqual(roleBindingsIn(answer), [], "no access before the guardrails are there");
   });
   // end feature: guardrails

@@ -23,7 +23,11 @@ import {
   type ObservedChildren,
   type Project,
 } from "../sync.ts";
-import { assertKeepsEveryNamespace, at, deepFreeze, fixture, having, later, namespaceIn, namespaces, project, ready, related, verdict, type NeverLoseCase } from "./helpers.ts";
+import { PROFILES } from "../features/guardrails.ts"; // feature: guardrails
+import { assertKeepsEveryNamespace, at, deepFreeze, escaped, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, type NeverLoseCase } from "./helpers.ts";
+
+// The Namespace of the Project most tests here make; the first test pins its name.
+const TEST = namespaceOf("test");
 
 describe("sync: the desired Namespace", () => {
   test("a new Project asks for Namespace proj-<name> with its description and license", () => {
@@ -32,7 +36,7 @@ describe("sync: the desired Namespace", () => {
       {
         apiVersion: "v1",
         kind: "Namespace",
-        metadata: { name: "proj-test", labels: { [PROJECT_LABEL]: "test" }, annotations: { description: "Test project", license: "MIT" } },
+        metadata: { name: "proj-test", labels: { [PROJECT_LABEL]: "test" }, annotations: { description: "Test project", license: "MIT" } }, // pins the name
       },
     ]);
   });
@@ -57,23 +61,23 @@ describe("sync: the desired Namespace", () => {
   test("the Namespace is asked for again, unchanged, once it exists", () => {
     const spec = { description: "d", license: "MIT" };
     const first = sync(project("test", { spec }), namespaces(), related(), at);
-    const steady = sync(project("test", { spec }), namespaces({ "proj-test": "Active" }), related(), at);
+    const steady = sync(project("test", { spec }), namespaces({ [TEST]: "Active" }), related(), at);
     assert.deepEqual(steady.children, first.children);
   });
 
   test("a changed spec asks for the new annotations on the existing Namespace", () => {
-    const answer = sync(project("test", { spec: { license: "Apache-2.0" } }), namespaces({ "proj-test": "Active" }), related(), at);
+    const answer = sync(project("test", { spec: { license: "Apache-2.0" } }), namespaces({ [TEST]: "Active" }), related(), at);
     assert.equal(namespaceIn(answer)?.metadata.annotations.license, "Apache-2.0");
   });
 
   test("a Namespace the Project owns under another name, as an older naming rule gave, is kept as observed", () => {
-    const children = namespaces({ "proj-test": "Active", "proj-old-name": "Active" });
-    children[NAMESPACES]["proj-old-name"]!.metadata = { name: "proj-old-name", annotations: { license: "GPL", owner: "ops" } };
+    const children = namespaces({ [TEST]: "Active", [namespaceOf("old-name")]: "Active" });
+    children[NAMESPACES][namespaceOf("old-name")]!.metadata = { name: namespaceOf("old-name"), annotations: { license: "GPL", owner: "ops" } };
     const answer = sync(project("test"), children, related(), at);
     assert.deepEqual(answer.children.slice(1), [
-      { apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-old-name", labels: { [PROJECT_LABEL]: "test" }, annotations: { license: "GPL" } } },
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceOf("old-name"), labels: { [PROJECT_LABEL]: "test" }, annotations: { license: "GPL" } } },
     ]);
-    assert.match(ready(answer).message, / It also owns Namespace proj-old-name, kept as it is: delete it by hand once nobody needs it\.$/);
+    assert.match(ready(answer).message, new RegExp(` It also owns Namespace ${escaped(namespaceOf("old-name"))}, kept as it is: delete it by hand once nobody needs it\\.$`));
   });
 
   test("only apiVersion, kind, name, the Project's label and annotations are set: Metacontroller adds its own label and the owner", () => {
@@ -93,24 +97,24 @@ describe("sync: names that cannot become a Namespace", () => {
       assert.equal(answer.status.namespace, undefined);
       assert.equal(ready(answer).status, "False");
       assert.equal(ready(answer).reason, "InvalidName");
-      assert.equal(ready(answer).message, `proj-${name} cannot be a Namespace name: ${PROJECT_NAME_RULE}. Recreate the Project under such a name.`);
+      assert.equal(ready(answer).message, `${namespaceOf(name)} cannot be a Namespace name: ${PROJECT_NAME_RULE}. Recreate the Project under such a name.`);
       assert.match(ready(answer).message, /a Project name must be at most 58 /, "the Project's limit, not the Namespace's 63");
     });
   }
 
   test("a 58-character name is the longest that still works", () => {
     assert.equal(sync(project(longest), namespaces(), related(), at).children.length, 1);
-    assert.equal(isValidNamespaceName(`proj-${longest}`), true);
-    assert.equal(isValidNamespaceName(`proj-${longest}a`), false);
+    assert.equal(isValidNamespaceName(namespaceOf(longest)), true);
+    assert.equal(isValidNamespaceName(`${namespaceOf(longest)}a`), false);
   });
 
 });
 
 describe("sync: a Namespace of that name that is not the Project's", () => {
-  const taken = related({ "proj-test": { phase: "Active" } });
+  const taken = related({ [TEST]: { phase: "Active" } });
 
   test("customize asks for Namespace proj-<name> by name first, so that it is sent whoever owns it", () => {
-    assert.deepEqual(customize(project("test")).relatedResources[0], { apiVersion: "v1", resource: "namespaces", names: ["proj-test"] });
+    assert.deepEqual(customize(project("test")).relatedResources[0], { apiVersion: "v1", resource: "namespaces", names: [TEST] });
   });
 
   test("customize asks for nothing for a name that cannot be a Namespace's, and sync still says why without it", () => {
@@ -129,7 +133,7 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
         status: "False",
         reason: "NamespaceConflict",
         message:
-          "Namespace proj-test already exists and is not this Project's, so it is left as it is. " +
+          `Namespace ${TEST} already exists and is not this Project's, so it is left as it is. ` +
           "Delete it if nobody needs it, or recreate this Project under another name; once it is gone, " +
           "this Project gets its own.",
       },
@@ -142,8 +146,8 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
   });
 
   test("the conflict names the owner: another Project that holds the name", () => {
-    const owned = related({ "proj-test": { phase: "Active", owners: [{ kind: "Project", name: "legacy", controller: true }] } });
-    assert.match(ready(sync(project("test"), namespaces(), owned, at)).message, /^Namespace proj-test already exists and belongs to Project legacy,/);
+    const owned = related({ [TEST]: { phase: "Active", owners: [{ kind: "Project", name: "legacy", controller: true }] } });
+    assert.match(ready(sync(project("test"), namespaces(), owned, at)).message, new RegExp(`^Namespace ${escaped(TEST)} already exists and belongs to Project legacy,`));
   });
 
   test("of several owners, the controller is the one named", () => {
@@ -151,12 +155,12 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
       { kind: "ConfigMap", name: "keeper" },
       { kind: "Project", name: "legacy", controller: true },
     ];
-    const owned = related({ "proj-test": { owners } });
+    const owned = related({ [TEST]: { owners } });
     assert.match(ready(sync(project("test"), namespaces(), owned, at)).message, /belongs to Project legacy,/);
   });
 
   test("a taken Namespace that is being deleted: the Project gets its own once it is gone", () => {
-    const leaving = related({ "proj-test": { phase: "Terminating" } });
+    const leaving = related({ [TEST]: { phase: "Terminating" } });
     const message = ready(sync(project("test"), namespaces(), leaving, at)).message;
     assert.match(message, /It is being deleted; this Project gets its own once it is gone\.$/);
   });
@@ -166,18 +170,18 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
     const conflict = sync(parent, namespaces(), taken, at);
     const freed = sync({ ...parent, status: conflict.status }, namespaces(), related(), later);
     assert.equal(ready(freed).reason, "WaitingForNamespace");
-    assert.deepEqual(freed.children.map((namespace) => namespace.metadata.name), ["proj-test"]);
+    assert.deepEqual(freed.children.map((namespace) => namespace.metadata.name), [TEST]);
     assert.equal(ready(freed).lastTransitionTime, ready(conflict).lastTransitionTime, "still False, so no transition");
   });
 
   test("the Project's own Namespace, which is related too, is no conflict", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": "Active" }), taken, at);
+    const answer = sync(project("test"), namespaces({ [TEST]: "Active" }), taken, at);
     assert.equal(ready(answer).reason, "NamespaceActive");
     assert.equal(answer.children.length, 1);
   });
 
   test("a name that cannot become a Namespace is reported as such, even if something of that name is related", () => {
-    const answer = sync(project("my.project"), namespaces(), related({ "proj-my.project": {} }), at);
+    const answer = sync(project("my.project"), namespaces(), related({ [namespaceOf("my.project")]: {} }), at);
     assert.equal(ready(answer).reason, "InvalidName");
   });
 });
@@ -190,9 +194,9 @@ describe("sync: no answer costs a Project a Namespace it has", () => {
   // Namespace, with annotations of its own: a refusal added to REFUSALS
   // without a case fails the first test.
   const cases = {
-    InvalidName: { parent: project("my.project"), children: having("proj-my.project") },
+    InvalidName: { parent: project("my.project"), children: having(namespaceOf("my.project")) },
     // The name is taken by someone else's Namespace; the one the Project owns under an older name stays.
-    NamespaceConflict: { parent: project("shop"), children: having("proj-shop-old"), related: related({ "proj-shop": { phase: "Active" } }) },
+    NamespaceConflict: { parent: project("shop"), children: having(namespaceOf("shop-old")), related: related({ [namespaceOf("shop")]: { phase: "Active" } }) },
   } satisfies Record<string, NeverLoseCase>;
   const ofFeatures = new Set(FEATURES.flatMap((feature) => feature.refusals));
   test("every refusal of the core has a case here; each feature's are tried in its own tests", () => {
@@ -216,7 +220,7 @@ describe("sync: status", () => {
   test("Ready is False while waiting for the Namespace to be created", () => {
     const answer = sync(project("test"), namespaces(), related(), at);
     assert.deepEqual(answer.status, {
-      namespace: "proj-test",
+      namespace: TEST,
       profile: "default", // feature: guardrails
       members: 0, // feature: members
       observedGeneration: 1,
@@ -227,14 +231,14 @@ describe("sync: status", () => {
           observedGeneration: 1,
           lastTransitionTime: "2026-11-30T12:00:00Z",
           reason: "WaitingForNamespace",
-          message: "Waiting for Metacontroller to create Namespace proj-test and what goes in it.",
+          message: `Waiting for Metacontroller to create Namespace ${TEST} and what goes in it.`,
         },
       ],
     });
   });
 
   test("Ready is True once the Namespace is Active", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": "Active" }), related(), at);
+    const answer = sync(project("test"), namespaces({ [TEST]: "Active" }), related(), at);
     assert.deepEqual(
       { status: ready(answer).status, reason: ready(answer).reason },
       { status: "True", reason: "NamespaceActive" },
@@ -242,7 +246,7 @@ describe("sync: status", () => {
   });
 
   test("Ready is False while the Namespace is terminating", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": "Terminating" }), related(), at);
+    const answer = sync(project("test"), namespaces({ [TEST]: "Terminating" }), related(), at);
     assert.deepEqual(
       { status: ready(answer).status, reason: ready(answer).reason },
       { status: "False", reason: "NamespaceTerminating" },
@@ -251,20 +255,20 @@ describe("sync: status", () => {
   });
 
   test("a Namespace without a phase is not Ready, and the message says it has none", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": null }), related(), at);
+    const answer = sync(project("test"), namespaces({ [TEST]: null }), related(), at);
     assert.equal(ready(answer).status, "False");
     assert.equal(ready(answer).reason, "NamespaceNotActive");
-    assert.equal(ready(answer).message, "Namespace proj-test has no phase yet.");
+    assert.equal(ready(answer).message, `Namespace ${TEST} has no phase yet.`);
   });
 
   test("a Namespace in another phase is not Ready, and the message names the phase", () => {
-    const answer = sync(project("test"), namespaces({ "proj-test": "Pending" }), related(), at);
+    const answer = sync(project("test"), namespaces({ [TEST]: "Pending" }), related(), at);
     assert.equal(ready(answer).reason, "NamespaceNotActive");
-    assert.equal(ready(answer).message, "Namespace proj-test is in phase Pending, not Active.");
+    assert.equal(ready(answer).message, `Namespace ${TEST} is in phase Pending, not Active.`);
   });
 
   test("only the Project's own Namespace counts for Ready", () => {
-    const answer = sync(project("test"), namespaces({ "proj-other": "Active" }), related(), at);
+    const answer = sync(project("test"), namespaces({ [namespaceOf("other")]: "Active" }), related(), at);
     assert.equal(ready(answer).reason, "WaitingForNamespace");
   });
 
@@ -293,10 +297,10 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
 
   for (const [situation, observed, others] of [
     ["waiting for the Namespace", namespaces(), related()],
-    ["the Namespace is Active", namespaces({ "proj-test": "Active" }), related({ "proj-test": { phase: "Active" } })],
-    ["the Namespace is terminating", namespaces({ "proj-test": "Terminating" }), related()],
-    ["a stale Namespace is observed", namespaces({ "proj-test": "Active", "proj-old": "Active" }), related()],
-    ["the name is taken", namespaces(), related({ "proj-test": { phase: "Active" } })],
+    ["the Namespace is Active", namespaces({ [TEST]: "Active" }), related({ [TEST]: { phase: "Active" } })],
+    ["the Namespace is terminating", namespaces({ [TEST]: "Terminating" }), related()],
+    ["a stale Namespace is observed", namespaces({ [TEST]: "Active", [namespaceOf("old")]: "Active" }), related()],
+    ["the name is taken", namespaces(), related({ [TEST]: { phase: "Active" } })],
   ] as const) {
     test(`syncing the returned status again returns the same status: ${situation}`, () => {
       const parent = project("test", { spec: { description: "d" } });
@@ -319,7 +323,7 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
   test("lastTransitionTime moves when Ready changes status", () => {
     const parent = project("test");
     const waiting = sync(parent, namespaces(), related(), at);
-    const active = resync(parent, namespaces({ "proj-test": "Active" }), waiting);
+    const active = resync(parent, namespaces({ [TEST]: "Active" }), waiting);
     assert.equal(ready(active).status, "True");
     assert.equal(ready(active).lastTransitionTime, "2026-12-01T08:30:00Z");
   });
@@ -332,14 +336,14 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
         { type: "Ready", status: "True", lastTransitionTime: readySince },
       ],
     };
-    const answer = sync(project("test", { status }), namespaces({ "proj-test": "Active" }), related(), later);
+    const answer = sync(project("test", { status }), namespaces({ [TEST]: "Active" }), related(), later);
     assert.equal(ready(answer).lastTransitionTime, readySince);
   });
 
   test("lastTransitionTime stays when only the reason changes", () => {
     const parent = project("test");
     const waiting = sync(parent, namespaces(), related(), at);
-    const terminating = resync(parent, namespaces({ "proj-test": "Terminating" }), waiting);
+    const terminating = resync(parent, namespaces({ [TEST]: "Terminating" }), waiting);
     assert.equal(ready(terminating).reason, "NamespaceTerminating");
     assert.equal(ready(terminating).lastTransitionTime, ready(waiting).lastTransitionTime);
   });
@@ -347,14 +351,14 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
 
 describe("finalize: a deleted Project", () => {
   test("finalize answers the desired state sync would, so a Project being deleted loses nothing meanwhile", () => {
-    const children = having("proj-shop");
+    const children = having(namespaceOf("shop"));
     const answer = finalize(project("shop", { spec: { description: "d", license: "MIT" } }), children, related(), at);
     const synced = sync(project("shop", { spec: { description: "d", license: "MIT" } }), children, related(), at);
     assert.deepEqual({ status: answer.status, children: answer.children }, synced);
   });
 
   test("finalize lets a Project go when nothing it made must be undone first, and sync never says finalized", () => {
-    const children = having("proj-shop");
+    const children = having(namespaceOf("shop"));
     assert.equal(finalize(project("shop"), children, related(), at).finalized, true);
     assert.equal("finalized" in sync(project("shop"), children, related(), at), false);
   });
@@ -445,7 +449,7 @@ describe("sync: input", () => {
     ["a profile that is not a string", (r) => (r["parent"].spec.profile = 42), ["parent", "spec", "profile"]], // feature: guardrails
     ["a request without related", (r) => delete r["related"], ["related"]],
     ["related without Namespace.v1, as when no customize hook is declared", (r) => delete r["related"]["Namespace.v1"], ["related"]],
-    ["related without ProjectProfile.agrrh.com/v1, as from an older customize hook", (r) => delete r["related"]["ProjectProfile.agrrh.com/v1"], ["related"]], // feature: guardrails
+    [`related without ${PROFILES}, as from an older customize hook`, (r) => delete r["related"][PROFILES], ["related"]], // feature: guardrails
     [
       "a related Namespace whose owner has no name",
       (r) => (r["related"]["Namespace.v1"][steadyNamespace].metadata.ownerReferences = [{ kind: PARENT.kind }]),
