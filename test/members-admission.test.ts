@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { GROUP, PARENT, PROJECT_LABEL, sync } from "../sync.ts";
 import { MAX_MEMBERS, MEMBER_KINDS, MEMBER_NAME_MAX_LENGTH, MEMBER_RULES, Members, ROLES } from "../features/members.ts";
-import { DEFAULT_PROFILE } from "../features/guardrails.ts"; // feature: guardrails
+import { DEFAULT_PROFILE, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { ADMINISTER, assertJudgedAlike, crd, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { admit, authorizedBy, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { clock, escaped, namespaceIn, namespaceOf, namespaces, project, related } from "./helpers.ts";
@@ -38,12 +38,12 @@ describe("admission: the CRD and sync judge members alike", () => {
     const allOf = (namespace: string): Member => ({ kind: "Group", name: `system:serviceaccounts:${namespace}` });
     const withMember = (member: Member, role: string) => project("shop", { spec: { members: [{ kind: "User", name: "dana", role: "admin" }, { ...member, role }] } });
     const selfService = policyNamed("self-service");
+    // An admin, who may also choose any profile: only the members are judged here.
+    const authorized = [ADMINISTER];
+    authorized.push(`${GROUP}/${PROFILE.plural}/use`); // feature: guardrails
     const judged = (member: Member, role: string) => {
       const object = withMember(member, role) as any;
-      const decision = admit(
-        selfService,
-        { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "shop", object, username: "pat", authorized: [ADMINISTER, `${GROUP}/projectprofiles/use`] }
-      );
+      const decision = admit(selfService, { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "shop", object, username: "pat", authorized });
       const admission = decision.allowed ? [] : [String(decision.message)];
       const answer = sync(withMember(member, role), namespaces({ [SHOP]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
       const reason = answer.status.conditions[0]?.reason;

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { GROUP, NAMESPACE_PREFIX } from "../sync.ts";
+import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { escaped } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
 import { currentNames, filesToRename, gitLabParts, invalidNames, renameFile, renamed, type Names } from "./rename.ts";
@@ -107,10 +107,14 @@ describe("rename: this repository", () => {
     // As a string, as a regular expression, or as a string that builds one.
     const spelled = (name: string) => escaped(name).replaceAll(String.raw`\.`, String.raw`\\{0,2}\.`);
     const declared = readManifest().objects.filter((object) => /^(Namespace|CompositeController|(Validating|Mutating)AdmissionPolicy)$/.test(object?.kind));
+    // Where the prefix is the singular and a dash (team- for Team, as rename
+    // makes it by default), the kind's own names (team-quota) read as a
+    // Namespace's, and cannot be told apart: only the names below are looked for.
+    const prefixIsItsOwnName = NAMESPACE_PREFIX === `${PARENT.singular}-`;
     const names = [
       { name: GROUP, pattern: new RegExp(spelled(GROUP)) },
       // The prefix before a Project's name, or before one put in by a template.
-      { name: `${NAMESPACE_PREFIX}<name>`, pattern: new RegExp(String.raw`(?<![-a-z0-9])${spelled(NAMESPACE_PREFIX)}[a-z0-9$]`) },
+      ...(prefixIsItsOwnName ? [] : [{ name: `${NAMESPACE_PREFIX}<name>`, pattern: new RegExp(String.raw`(?<![-a-z0-9])${spelled(NAMESPACE_PREFIX)}[a-z0-9$]`) }]),
       ...declared.map(({ metadata: { name } }) => ({ name, pattern: new RegExp(spelled(name)) })),
     ];
     const spellings = readdirSync(new URL(".", import.meta.url))
