@@ -65,13 +65,13 @@ describe("guardrails: a refusal keeps every Namespace", () => {
 
 describe("guardrails from the Project's profile", () => {
   // A profile like k8s.yaml's default, written as an admin might.
-  const team: ProfileSpec = {
+  const everyGuardrail: ProfileSpec = {
     resourceQuota: { hard: { "requests.cpu": "2", "limits.memory": "8Gi", pods: "20" } },
     limitRange: { default: { cpu: "0.5", memory: "512Mi" }, defaultRequest: { cpu: "100m" } },
     networkPolicy: { allowFromNamespaces: ["ingress-nginx"] },
     podSecurity: "baseline",
   };
-  const profiles = (spec: ProfileSpec | Record<string, unknown> = team) => related({}, { default: spec });
+  const profiles = (spec: ProfileSpec | Record<string, unknown> = everyGuardrail) => related({}, { default: spec });
   const active = () => namespaces({ [SHOP]: "Active" });
   const dana = [{ kind: "User", name: "dana", role: "admin" }];
   const shop = (spec: NonNullable<Project["spec"]> = {}) => project("shop", { spec });
@@ -89,7 +89,7 @@ describe("guardrails from the Project's profile", () => {
     const answer = sync(shop(), active(), profiles(), at);
     const labels = { [PROFILE_LABEL]: "default" };
     assert.deepEqual(guardrailsIn(answer), [
-      { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "project-quota", namespace: SHOP, labels }, spec: { hard: team.resourceQuota!.hard } },
+      { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "project-quota", namespace: SHOP, labels }, spec: { hard: everyGuardrail.resourceQuota!.hard } },
       {
         apiVersion: "v1",
         kind: "LimitRange",
@@ -130,7 +130,7 @@ describe("guardrails from the Project's profile", () => {
 
   test("no guardrail goes into a Namespace being deleted, or one someone else owns", () => {
     assert.deepEqual(kinds(sync(shop(), namespaces({ [SHOP]: "Terminating" }), profiles(), at)), [`Namespace ${SHOP}`]);
-    assert.deepEqual(kinds(sync(shop(), namespaces(), related({ [SHOP]: { phase: "Active" } }, { default: team }), at)), []);
+    assert.deepEqual(kinds(sync(shop(), namespaces(), related({ [SHOP]: { phase: "Active" } }, { default: everyGuardrail }), at)), []);
   });
 
   test("a Namespace stuck Terminating keeps the guardrails it has, as its pods may still run", () => {
@@ -239,13 +239,13 @@ describe("guardrails from the Project's profile", () => {
 
   test("an edited profile changes the quota of every Project that uses it", () => {
     const observed = applied(sync(shop(), active(), profiles(), at));
-    const raised = { ...team, resourceQuota: { hard: { ...team.resourceQuota!.hard, pods: "50" } } };
+    const raised = { ...everyGuardrail, resourceQuota: { hard: { ...everyGuardrail.resourceQuota!.hard, pods: "50" } } };
     assert.equal(quotaIn(sync(shop(), observed, profiles(raised), at))?.spec.hard["pods"], "50");
   });
 
   test("a part taken out of the profile is removed from the Namespace, and Ready waits for it", () => {
     const observed = applied(sync(shop(), active(), profiles(), at));
-    const { networkPolicy: _, ...withoutIsolation } = team;
+    const { networkPolicy: _, ...withoutIsolation } = everyGuardrail;
     const answer = sync(shop(), observed, profiles(withoutIsolation), at);
     assert.deepEqual(kinds(answer), [`Namespace ${SHOP}`, "ResourceQuota project-quota", "LimitRange project-limits"]);
     assert.deepEqual(verdict(answer).message, `Namespace ${SHOP} is Active; waiting for NetworkPolicy project-isolation to be removed.`);
@@ -253,7 +253,7 @@ describe("guardrails from the Project's profile", () => {
 
   test("a Project naming another profile gets that one's guardrails, and customize asks for it", () => {
     const large = { resourceQuota: { hard: { pods: "100" } } };
-    const answer = sync(shop({ profile: "large" }), active(), related({}, { default: team, large }), at);
+    const answer = sync(shop({ profile: "large" }), active(), related({}, { default: everyGuardrail, large }), at);
     assert.deepEqual(quotaIn(answer)?.spec.hard, { pods: "100" });
     assert.equal(quotaIn(answer)?.metadata.labels[PROFILE_LABEL], "large");
     assert.deepEqual(customize(shop({ profile: "large" })).relatedResources.find((rule) => rule.resource === "projectprofiles"), { apiVersion: API_VERSION, resource: "projectprofiles", names: ["large"] });
@@ -273,7 +273,7 @@ describe("guardrails from the Project's profile", () => {
 
   test("while its profile is missing, a Project keeps its guardrails and Pod Security label exactly as observed", () => {
     const onLarge = { members: dana, profile: "large" };
-    const large = related({}, { large: team });
+    const large = related({}, { large: everyGuardrail });
     const observed = applied(sync(shop(onLarge), applied(sync(shop(onLarge), active(), large, at)), large, at));
     (observed[RESOURCE_QUOTAS]![`${SHOP}/project-quota`]!["spec"] as any).hard.pods = "7";
     const answer = sync(shop({ ...onLarge, description: "changed" }), observed, related({}, {}), at);
@@ -291,7 +291,7 @@ describe("guardrails from the Project's profile", () => {
   });
 
   test("while its profile is missing, each guardrail is kept under the apiVersion it was observed with, so Metacontroller keeps it rather than deleting it", () => {
-    const observed = applied(sync(shop({ profile: "large" }), active(), related({}, { large: team }), at));
+    const observed = applied(sync(shop({ profile: "large" }), active(), related({}, { large: everyGuardrail }), at));
     const answer = sync(shop({ profile: "large" }), observed, related({}, {}), at);
     assert.equal(ready(answer).reason, "ProfileNotFound");
     const kept = guardrailsIn(answer);
@@ -312,7 +312,7 @@ describe("guardrails from the Project's profile", () => {
 
   test("a profile that breaks its rules is reported with where and why, and the guardrails are kept", () => {
     const observed = applied(sync(shop(), active(), profiles(), at));
-    const answer = sync(shop(), observed, profiles({ ...team, limitRange: { default: { cpu: "1" }, defaultRequest: { cpu: "2" } } }), at);
+    const answer = sync(shop(), observed, profiles({ ...everyGuardrail, limitRange: { default: { cpu: "1" }, defaultRequest: { cpu: "2" } } }), at);
     assert.deepEqual(verdict(answer), {
       status: "False",
       reason: "InvalidProfile",

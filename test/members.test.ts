@@ -118,9 +118,9 @@ describe("members get access through RoleBindings", () => {
   });
 
   test("members of one role and kind share their RoleBinding, subjects sorted", () => {
-    const team = [{ kind: "User", name: "carol", role: "edit" }, { kind: "User", name: "bob", role: "edit" }];
+    const editors = [{ kind: "User", name: "carol", role: "edit" }, { kind: "User", name: "bob", role: "edit" }];
     assert.deepEqual(
-      roleBindingsOf(sync(shop(team), active, related(), at)).map((binding) => [binding.metadata.name, binding.subjects.map((subject) => subject.name)]),
+      roleBindingsOf(sync(shop(editors), active, related(), at)).map((binding) => [binding.metadata.name, binding.subjects.map((subject) => subject.name)]),
       [["project-edit-users", ["bob", "carol"]]],
     );
   });
@@ -287,11 +287,11 @@ describe("members get access through RoleBindings", () => {
 describe("members: nothing outside its own places is the Project's", () => {
   const dana = [{ kind: "User", name: "dana", role: "admin" }];
   const shop = () => project("shop", { spec: { members: dana } });
-  const team = related();
+  const nothingRelated = related();
   const settled = () => {
     let children = namespaces({ [SHOP]: "Active" });
     for (let round = 0; round < 3; round += 1) {
-      const answer = sync(shop(), children, team, at);
+      const answer = sync(shop(), children, nothingRelated, at);
       children = withObserved(namespaces({ [SHOP]: "Active" }), answer.children.filter((child) => child.kind !== "Namespace") as any);
     }
     return children;
@@ -306,12 +306,12 @@ describe("members: nothing outside its own places is the Project's", () => {
   const planted = (children: ObservedChildren, objects: any[]) => withObserved(children, objects);
 
   test("settled, a Project with one admin is Ready, and asks for no object outside its Namespace but its members' role and its binding", () => {
-    const answer = sync(shop(), settled(), team, at);
+    const answer = sync(shop(), settled(), nothingRelated, at);
     assert.equal(ready(answer).reason, "NamespaceActive", ready(answer).message);
   });
 
   test("the members' role lets them read, list by name, watch, change and delete this one Project, and nothing else (the self-service policy keeps changes to its admins)", () => {
-    const role = accessIn(sync(shop(), settled(), team, at)).find((object): object is ClusterRole => object.kind === "ClusterRole");
+    const role = accessIn(sync(shop(), settled(), nothingRelated, at)).find((object): object is ClusterRole => object.kind === "ClusterRole");
     assert.deepEqual(role, {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
@@ -322,7 +322,7 @@ describe("members: nothing outside its own places is the Project's", () => {
 
   test("an object labelled as the Project's in another Namespace is named as a stray and left out, so Metacontroller deletes it", () => {
     const children = planted(settled(), [adminsIn(namespaceOf("other"))]);
-    const answer = sync(shop(), children, team, at);
+    const answer = sync(shop(), children, nothingRelated, at);
     assert.deepEqual(verdict(answer), {
       status: "False",
       reason: "RemovingStrayChildren",
@@ -334,7 +334,7 @@ describe("members: nothing outside its own places is the Project's", () => {
         ", so they are not its children: Metacontroller deletes them.",
     });
     assert.ok(!answer.children.some((child) => "namespace" in child.metadata && child.metadata.namespace === namespaceOf("other")), "not asked for");
-    assert.deepEqual(answer.children, sync(shop(), settled(), team, at).children, "the same children as without it");
+    assert.deepEqual(answer.children, sync(shop(), settled(), nothingRelated, at).children, "the same children as without it");
   });
 
   test("a ClusterRole or ClusterRoleBinding labelled as the Project's, but not its members' role or one of its bindings, is a stray", () => {
@@ -347,7 +347,7 @@ describe("members: nothing outside its own places is the Project's", () => {
       subjects: [],
     };
     for (const stray of [role, binding]) {
-      const answer = sync(shop(), planted(settled(), [stray as any]), team, at);
+      const answer = sync(shop(), planted(settled(), [stray as any]), nothingRelated, at);
       assert.equal(ready(answer).reason, "RemovingStrayChildren", stray.kind);
       assert.match(ready(answer).message, new RegExp(`^${stray.kind} ${stray.metadata.name.replaceAll(".", "\\.")} carry`));
     }

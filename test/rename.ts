@@ -21,8 +21,9 @@
 // regular expression; the prefix and short name where they stand alone. In
 // what speaks GitLab's API (the reference integrations and their stand-in),
 // GitLab's own lower-case `project` stays.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 
@@ -165,13 +166,25 @@ if (import.meta.filename === process.argv[1]) {
     const changed = filesToRename().flatMap((path) => {
       const text = readFileSync(new URL(path, root), "utf8");
       const after = text.includes("\0") ? text : renameFile(path, text, from, to);
-      return after === text ? [] : [{ path, after }];
+      return after === text ? [] : [{ path, text, after }];
     });
+    // A new name can be one the code holds already (a test's local `team`
+    // where Project becomes Team): two names become one, and only the type
+    // check tells. Where it passed before and fails after, every file is put
+    // back as it was.
+    const typeChecks = () => spawnSync(fileURLToPath(new URL("node_modules/.bin/tsc", root)), ["-p", "."], { cwd: root, encoding: "utf8" });
+    const before = typeChecks().status === 0;
     for (const { path, after } of changed) writeFileSync(new URL(path, root), after);
+    const after = typeChecks();
+    if (before && after.status !== 0) {
+      for (const { path, text } of changed) writeFileSync(new URL(path, root), text);
+      const errors = after.stdout.split("\n").filter((line) => line.includes("error TS")).slice(0, 5);
+      throw new Error(`the new names meet names the code already has, and the type check fails:\n${errors.join("\n")}\nrename those first, or choose another kind`);
+    }
     console.log(`renamed ${from.kind} (${from.plural}.${from.group}, ${from.prefix}<name>) to ${to.kind} (${to.plural}.${to.group}, ${to.prefix}<name>) in ${changed.length} files`);
     console.log("next: npm run manifest && npm run transcripts && npm test");
   } catch (error) {
-    console.error(`rename: ${(error as Error).message}; nothing was changed`);
+    console.error(`rename: ${(error as Error).message}\nnothing was changed`);
     console.error("usage: npm run rename -- --group teams.example.org --kind Team [--plural teams] [--short team] [--prefix team-]");
     process.exit(2);
   }
