@@ -24,7 +24,7 @@
 // stand-in, without a cluster or a process per call.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -38,7 +38,7 @@ import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
 
-import { describeObject, kubectlProcess, kubectlProxy, type KubeObject, type Kubectl } from "./kubectl.ts";
+import { describeObject, kubectlProcess, kubectlProxy, pluginProcess, type KubeObject, type Kubectl, type Plugin } from "./kubectl.ts";
 
 export interface E2eOptions {
   kubectl: Kubectl;
@@ -55,6 +55,8 @@ export interface E2eOptions {
   pollMs?: number;
   /** The API server over plain HTTP as the admin, for what kubectl cannot send: a header of raw bytes. */
   apiProxy?: () => Promise<{ url: string; stop: () => void }>;
+  /** Runs a kubectl plugin as a person does: the plugins docs/cluster.md installs. */
+  plugin?: Plugin;
 }
 
 const TIMEOUT = "180s";
@@ -124,6 +126,11 @@ class Skip extends Error {}
 class Refusal extends Error {}
 
 /** Runs the e2e once and resolves with its exit code. */
+// feature: members
+/** kubectl my-projects, exactly as docs/cluster.md has a reader install it. */
+const MY_PROJECTS = /kubectl-my_projects <<'EOF'.*\n([\s\S]*?)^EOF$/m.exec(readFileSync(new URL("../docs/cluster.md", import.meta.url), "utf8"))?.[1] ?? "";
+// end feature: members
+
 export async function runE2e(options: E2eOptions): Promise<number> {
   const { interrupted, log, error } = options;
   const pollMs = options.pollMs ?? 1000;
@@ -962,6 +969,40 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.ok(promoted.replace(/\s+/g, " ").includes(MEMBER_RULES.ownServiceAccount), promoted);
     });
 
+    // What kubectl my-projects shows, as docs/cluster.md installs it: the
+    // run plays each person by the flags they would give it.
+    await step("53. kubectl my-projects: a developer in two of five Projects (by name, and through a Group) sees those two, a ServiceAccount member its one, an outsider none, a cluster admin all five", async () => {
+      assert.ok(options.plugin, "no way to run a kubectl plugin was given");
+      assert.match(MY_PROJECTS, /SelfSubjectRulesReview/, "docs/cluster.md installs kubectl-my_projects from a heredoc");
+      const finder = `e2e-${RUN}-finder`;
+      const finders = `e2e-${RUN}-finders`;
+      const lister = `system:serviceaccount:e2e-${RUN}-ci:lister`;
+      const five = [
+        memberProject(`e2e-${RUN}-mine`, [{ kind: "User", name: finder, role: "view" }]),
+        memberProject(`e2e-${RUN}-ours`, [{ kind: "Group", name: finders, role: "edit" }]),
+        memberProject(`e2e-${RUN}-theirs`, [{ kind: "User", name: `e2e-${RUN}-someone`, role: "admin" }]),
+        memberProject(`e2e-${RUN}-robots`, [{ kind: "ServiceAccount", namespace: `e2e-${RUN}-ci`, name: "lister", role: "view" }]),
+        memberProject(`e2e-${RUN}-nobodys`, []),
+      ];
+      for (const each of five) await create(each);
+      for (const each of five) await waitForReady(each.metadata.name);
+      const shown = async (as: string[]) => {
+        const result = await options.plugin!(MY_PROJECTS, as, interrupted);
+        assert.ok(result.ok, `kubectl my-projects ${as.join(" ")}: ${result.stderr}`);
+        return { names: result.stdout.split("\n").slice(1).filter(Boolean).map((line) => line.split(/\s+/)[0]).sort(), result };
+      };
+      const names = (...indexes: number[]) => indexes.map((index) => five[index]!.metadata.name).sort();
+      // RBAC reads its bindings from a cache of its own, a moment behind.
+      await eventually(`${finder} sees the two Projects they are in`, async () => JSON.stringify((await shown(["--as", finder, "--as-group", finders])).names) === JSON.stringify(names(0, 1)));
+      const { result } = await shown(["--as", finder, "--as-group", finders]);
+      assert.match(result.stdout.split("\n")[0] ?? "", /^NAME\s+NAMESPACE\s+.*READY\s+REASON/, "the usual columns");
+      assert.deepEqual((await shown(["--as", lister])).names, names(3));
+      const outsider = await shown(["--as", OUTSIDER]);
+      assert.deepEqual([outsider.names, outsider.result.stderr.trim()], [[], "No resources found"]);
+      const everyone = (await shown([])).names;
+      assert.deepEqual(names(0, 1, 2, 3, 4).filter((name) => !everyone.includes(name)), [], "a cluster admin sees every Project");
+    });
+
     await step("36. a ServiceAccount with the requester role creates a Project as its admin member", async () => {
       const ci = `e2e-${RUN}-ci`;
       const byRobot = memberProject(`e2e-${RUN}-by-robot`, [{ kind: "ServiceAccount", namespace: ci, name: "deployer", role: "admin" }]);
@@ -1579,6 +1620,7 @@ if (import.meta.filename === process.argv[1]) {
   process.exitCode = await runE2e({
     kubectl: kubectlProcess(process.env["KUBECTL"] || undefined),
     apiProxy: () => kubectlProxy(process.env["KUBECTL"] || undefined),
+    plugin: pluginProcess(process.env["KUBECTL"] || undefined),
     webhookUrl: process.env["WEBHOOK_URL"],
     requireCluster: process.env["E2E_REQUIRE_CLUSTER"] === "1",
     interrupted: interrupted.signal,

@@ -1,7 +1,10 @@
 // Every script here that talks to a cluster (the e2e, the uninstall, the
 // scale run) does it through one `Kubectl` function, so that a test can put
 // a recording stand-in in its place and read back every call it made.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { parseAllDocuments } from "yaml";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -44,6 +47,30 @@ export async function kubectlProxy(command = "kubectl"): Promise<{ url: string; 
     child.on("exit", () => (clearTimeout(timer), reject(new Error("kubectl proxy exited"))));
   });
   return { url, stop: () => child.kill() };
+}
+
+/** A kubectl plugin as a person runs it, `kubectl <plugin> <args>`: the script run with these arguments, `command` first on PATH. */
+export type Plugin = (script: string, args: string[], signal: AbortSignal) => Promise<KubectlResult>;
+
+export function pluginProcess(command = "kubectl"): Plugin {
+  const real = command.includes("/") ? command : execFileSync("sh", ["-c", 'command -v "$0"', command], { encoding: "utf8" }).trim();
+  return async (script, args, signal) => {
+    const directory = mkdtempSync(join(tmpdir(), "plugin-"));
+    try {
+      writeFileSync(join(directory, "plugin"), script);
+      return await new Promise<KubectlResult>((resolve) => {
+        const child = spawn("sh", [join(directory, "plugin"), ...args], { signal, env: { ...process.env, PATH: `${dirname(real)}:${process.env["PATH"] ?? ""}` } });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (chunk) => (stdout += chunk));
+        child.stderr.on("data", (chunk) => (stderr += chunk));
+        child.on("error", (error) => resolve({ ok: false, stdout, stderr: `${stderr}${error.message}` }));
+        child.on("close", (code) => resolve({ ok: code === 0 && !signal.aborted, stdout, stderr }));
+      });
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  };
 }
 
 export const describeObject = (object: KubeObject) =>

@@ -52,8 +52,8 @@ describe("rename: the words", () => {
   });
 
   test("where GitLab's API speaks, its lower-case project stays, and ours is still renamed", () => {
-    const text = 'api("GET", `projects/${id}`) for Project ${setting("PROJECT")} in proj-shop';
-    assert.equal(renamed(text, PROJECT, TEAM, true), 'api("GET", `projects/${id}`) for Team ${setting("TEAM")} in team-shop');
+    const text = 'api("GET", `projects/${id}`) for Project ${setting("PROJECT")} in proj-shop, run in project-integrations';
+    assert.equal(renamed(text, PROJECT, TEAM, true), 'api("GET", `projects/${id}`) for Team ${setting("TEAM")} in team-shop, run in team-integrations');
   });
 
   test("names Kubernetes would not take are refused, each naming its option", () => {
@@ -85,8 +85,11 @@ describe("rename: this repository", () => {
   });
 
   test("a renamed copy holds none of the old names, but GitLab's own word where GitLab speaks", () => {
-    const old = new RegExp(String.raw`${current.group.replaceAll(".", String.raw`\\?\.`)}|${current.kind}|${current.kind.toUpperCase()}|(?<![-a-z0-9])${current.prefix}|(?<![-a-z0-9./])${current.short}(?![-a-z0-9])`);
-    const lower = new RegExp(String.raw`${current.kind.toLowerCase()}(?!ed|ion|_)`);
+    // The kind ends as a word ends, so that an English word that starts like
+    // it (a Team's teammate) is not taken for it; its compounds are the CRDs'.
+    const compounds = (current.compounds ?? []).map((compound) => `|${compound}`).join("");
+    const old = new RegExp(String.raw`${current.group.replaceAll(".", String.raw`\\?\.`)}|${current.kind}s?(?![a-z])|${current.kind.toUpperCase()}S?(?![A-Z])|(?<![-a-z0-9])${current.prefix}|(?<![-a-z0-9./])${current.short}(?![-a-z0-9])`);
+    const lower = new RegExp(String.raw`${current.kind.toLowerCase()}(?![a-z_])|${current.plural}(?![a-z_])${compounds}`);
     const left = files.flatMap(({ path, text }) =>
       gitLabParts(path, renameFile(path, text, current, WIDGET)).flatMap(({ text: part, speaksGitLab }) =>
         part.split("\n").flatMap((line) => (old.test(line) || (!speaksGitLab && lower.test(line)) ? [`${path}: ${line.trim().slice(0, 120)}`] : [])),

@@ -99,9 +99,12 @@ export function renamed(text: string, from: Names, to: Names, speaksGitLab = fal
     ].join("|"),
     "g",
   );
-  const gitLabs = (form: string) => speaksGitLab && /^[a-z]/.test(form);
+  // GitLab's lower-case word, but not a name of ours joined by a dash (the
+  // Namespace project-integrations, where the programs run).
   return text.replace(pattern, (match, ...rest) => {
     const groups = rest.at(-1) as Record<string, string | undefined>;
+    const next = (rest.at(-2) as string).charAt((rest.at(-3) as number) + match.length);
+    const gitLabs = (form: string) => speaksGitLab && /^[a-z]/.test(form) && next !== "-";
     if (groups.articled !== undefined) {
       if (gitLabs(groups.articled)) return match;
       const replacement = wordOf.get(groups.articled)!;

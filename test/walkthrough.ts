@@ -395,8 +395,11 @@ async function main(): Promise<number> {
   const page = readFileSync(pagePath, "utf8");
   const steps = parseWalkthrough(page);
   const { cwd, scratch } = layout();
-  // The plane's own kubectl first on PATH, for the page's `kubectl` and for what the scripts it runs call.
-  const env = { ...process.env, PATH: `${dirname(process.env["KUBECTL"] ?? "kubectl")}:${process.env["PATH"]}` };
+  // The plane's own kubectl first on PATH, for the page's `kubectl` and for
+  // what the scripts it runs call; and a home of its own, where the page
+  // installs a kubectl plugin, on PATH as ~/.local/bin is on most machines.
+  const home = join(scratch, "home");
+  const env = { ...process.env, HOME: home, PATH: `${dirname(process.env["KUBECTL"] ?? "kubectl")}:${join(home, ".local", "bin")}:${process.env["PATH"]}` };
   const run: Run = { kubectl, signal: interrupted.signal, env, cwd, webhook };
   const prelude = overlayPrelude(steps, scratch);
   const printed: (string[] | undefined)[] = [];
