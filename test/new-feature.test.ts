@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { editsFor, filesFor, invalidName, resourceOf, type NewFeature } from "./new-feature.ts";
+import { editsFor, filesFor, fixturesWith, invalidName, resourceOf, type NewFeature } from "./new-feature.ts";
 import { withoutFeature, writtenByHand } from "./take-away.ts";
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), "utf8");
@@ -33,6 +33,13 @@ describe("new-feature", () => {
     assert.match(edits["k8s.yaml"]!, /- apiGroups: \["rbac\.authorization\.k8s\.io"\]\n[^\n]*\n[^\n]*\n {8}resources: \[rolebindings\]\n[^\n]*\n {6}# end feature: zz-example\n {6}# slot: owned resources/);
     assert.match(edits["README.md"]!, /"RoleBinding\.rbac\.authorization\.k8s\.io\/v1": …, +# feature: zz-example\n\s+│\s+\}\}/);
     assert.match(edits["docs/operating.md"]!, /^\| `WaitingForZzExample` \| False \|/m);
+  });
+
+  test("with a child, each fixture gets its group, empty and in order, as Metacontroller sends every declared group", () => {
+    const request = { controller: {}, parent: {}, children: { "Namespace.v1": { x: {} }, "ServiceAccount.v1": {} }, related: {}, finalizing: false };
+    const { children } = JSON.parse(fixturesWith(EXAMPLE.child!, { "test/fixtures/a.json": JSON.stringify(request) })["test/fixtures/a.json"] ?? "");
+    assert.deepEqual(Object.keys(children), ["Namespace.v1", "RoleBinding.rbac.authorization.k8s.io/v1", "ServiceAccount.v1"]);
+    assert.deepEqual([children["RoleBinding.rbac.authorization.k8s.io/v1"], children["Namespace.v1"]], [{}, { x: {} }]);
   });
 
   test("its files are the feature and its test, named after it", () => {

@@ -10,13 +10,15 @@
 //     resource the CompositeController owns and the ownership guard's rule;
 //   - README.md: its line in the list of features and its children in the
 //     opening diagram; docs/operating.md: its reason; docs/testing.md: its
-//     test file.
+//     test file;
+//   - with --child, each fixture: the child's group, empty, as
+//     Metacontroller sends it before any such child exists.
 // Each goes where a `slot: <what>` comment marks, or after the rows of its
 // table. It refuses, writing nothing, a name that is not a lower-case word
 // with dashes, or one taken. Then write its rules (and, with --child, the
 // child's fields), `npm run fixtures -- --from-code <name>-sync '<spec>'`
 // for a fixture that asks for its children, and `npm test`.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 
 const root = new URL("..", import.meta.url);
 
@@ -187,6 +189,23 @@ function afterTable(text: string, row: RegExp, lines: string[], path: string): s
   return [...all.slice(0, end + 1), ...lines, ...all.slice(end + 1)].join("\n");
 }
 
+/**
+ * Each fixture with the new child's group, empty, as Metacontroller sends
+ * every group the CompositeController declares: without it, the webhook
+ * refuses the request as sent to the wrong controller. Its keys in order,
+ * as Metacontroller writes them.
+ */
+export function fixturesWith(child: Child, fixtures: Record<string, string>): Record<string, string> {
+  const group = `${child.kind}.${child.apiVersion}`;
+  return Object.fromEntries(
+    Object.entries(fixtures).map(([path, text]) => {
+      const request = JSON.parse(text);
+      request.children = Object.fromEntries(Object.entries({ [group]: {}, ...request.children }).sort(([a], [b]) => (a < b ? -1 : 1)));
+      return [path, `${JSON.stringify(request, null, 2)}\n`];
+    }),
+  );
+}
+
 /** Every file the feature changes, as it will be. */
 export function editsFor({ name, child }: NewFeature, read: (path: string) => string): Record<string, string> {
   const field = camel(name);
@@ -250,7 +269,13 @@ if (import.meta.filename === process.argv[1]) {
     const invalid = invalidName(feature.name, (path) => existsSync(new URL(path, root)));
     if (invalid) throw new Error(invalid);
     // Everything is made before anything is written.
-    const written = { ...editsFor(feature, (path) => readFileSync(new URL(path, root), "utf8")), ...filesFor(feature) };
+    const read = (path: string) => readFileSync(new URL(path, root), "utf8");
+    const fixtures = readdirSync(new URL("test/fixtures/", root)).filter((file) => file.endsWith(".json")).map((file) => `test/fixtures/${file}`);
+    const written = {
+      ...editsFor(feature, read),
+      ...(feature.child ? fixturesWith(feature.child, Object.fromEntries(fixtures.map((path) => [path, read(path)]))) : {}),
+      ...filesFor(feature),
+    };
     for (const [path, text] of Object.entries(written)) writeFileSync(new URL(path, root), text);
     console.log(`new feature ${feature.name}: ${Object.keys(written).join(", ")}`);
     console.log(`next: its rules in features/${feature.name}.ts and its tests, then npm run manifest && npm test`);
