@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { escaped } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
-import { currentNames, filesToRename, gitLabParts, invalidNames, renameFile, renamed, type Names } from "./rename.ts";
+import { currentNames, filesToRename, gitLabParts, invalidNames, renameFile, renameRepository, renamed, type Files, type Names } from "./rename.ts";
 
 const PROJECT: Names = { group: "agrrh.com", kind: "Project", plural: "projects", short: "proj", prefix: "proj-", compounds: ["projectprofiles", "projectprofile"] };
 const TEAM: Names = { group: "teams.example.org", kind: "Team", plural: "teams", short: "team", prefix: "team-" };
@@ -54,6 +54,23 @@ describe("rename: the words", () => {
   test("where GitLab's API speaks, its lower-case project stays, and ours is still renamed", () => {
     const text = 'api("GET", `projects/${id}`) for Project ${setting("PROJECT")} in proj-shop, run in project-integrations';
     assert.equal(renamed(text, PROJECT, TEAM, true), 'api("GET", `projects/${id}`) for Team ${setting("TEAM")} in team-shop, run in team-integrations');
+  });
+
+  test("where the type check passed before and fails after, every file is written back, and the refusal names the errors", () => {
+    const disk = new Map([["a.ts", "const team = 1; project();"], ["b.md", "a Project"]]);
+    const files = (failsAfter: boolean): Files => {
+      let writes = 0;
+      return {
+        paths: [...disk.keys()],
+        read: (path) => disk.get(path) ?? "",
+        write: (path, text) => (disk.set(path, text), writes++),
+        typeChecks: () => (writes > 0 && writes <= 2 && failsAfter ? { ok: false, output: "a.ts(1,17): error TS2349: This expression is not callable." } : { ok: true, output: "" }),
+      };
+    };
+    assert.throws(() => renameRepository(files(true), PROJECT, TEAM), /meet names the code already has[\s\S]*a\.ts\(1,17\): error TS2349/);
+    assert.deepEqual([...disk.values()], ["const team = 1; project();", "a Project"]);
+    assert.equal(renameRepository(files(false), PROJECT, TEAM), 2);
+    assert.deepEqual([...disk.values()], ["const team = 1; team();", "a Team"]);
   });
 
   test("names Kubernetes would not take are refused, each naming its option", () => {

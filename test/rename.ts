@@ -159,32 +159,52 @@ function parse(args: string[]): Names {
   return { group, kind, plural: given.get("plural") ?? `${singular}s`, short: given.get("short") ?? singular, prefix: given.get("prefix") ?? `${singular}-` };
 }
 
+/** A file system for the rename, so that a test can watch what it writes. */
+export type Files = { paths: string[]; read: (path: string) => string; write: (path: string, text: string) => void; typeChecks: () => { ok: boolean; output: string } };
+
+/** Renames in every file, or in none: where the type check passed before and fails after, every file is written back. Returns how many changed. */
+export function renameRepository(files: Files, from: Names, to: Names): number {
+  // Every file is read and renamed before any is written.
+  const changed = files.paths.flatMap((path) => {
+    const text = files.read(path);
+    const after = text.includes("\0") ? text : renameFile(path, text, from, to);
+    return after === text ? [] : [{ path, text, after }];
+  });
+  // A new name can be one the code holds already (a test's local `team`
+  // where Project becomes Team): two names become one, and only the type
+  // check tells.
+  const before = files.typeChecks().ok;
+  for (const { path, after } of changed) files.write(path, after);
+  const after = files.typeChecks();
+  if (before && !after.ok) {
+    for (const { path, text } of changed) files.write(path, text);
+    const errors = after.output.split("\n").filter((line) => line.includes("error TS")).slice(0, 5);
+    throw new Error(`the new names meet names the code already has, and the type check fails:\n${errors.join("\n")}\nrename those first, or choose another kind`);
+  }
+  return changed.length;
+}
+
 if (import.meta.filename === process.argv[1]) {
   try {
     const to = parse(process.argv.slice(2));
     const invalid = invalidNames(to);
     if (invalid) throw new Error(invalid);
     const from = currentNames();
-    // Every file is read and renamed before any is written.
-    const changed = filesToRename().flatMap((path) => {
-      const text = readFileSync(new URL(path, root), "utf8");
-      const after = text.includes("\0") ? text : renameFile(path, text, from, to);
-      return after === text ? [] : [{ path, text, after }];
-    });
-    // A new name can be one the code holds already (a test's local `team`
-    // where Project becomes Team): two names become one, and only the type
-    // check tells. Where it passed before and fails after, every file is put
-    // back as it was.
-    const typeChecks = () => spawnSync(fileURLToPath(new URL("node_modules/.bin/tsc", root)), ["-p", "."], { cwd: root, encoding: "utf8" });
-    const before = typeChecks().status === 0;
-    for (const { path, after } of changed) writeFileSync(new URL(path, root), after);
-    const after = typeChecks();
-    if (before && after.status !== 0) {
-      for (const { path, text } of changed) writeFileSync(new URL(path, root), text);
-      const errors = after.stdout.split("\n").filter((line) => line.includes("error TS")).slice(0, 5);
-      throw new Error(`the new names meet names the code already has, and the type check fails:\n${errors.join("\n")}\nrename those first, or choose another kind`);
-    }
-    console.log(`renamed ${from.kind} (${from.plural}.${from.group}, ${from.prefix}<name>) to ${to.kind} (${to.plural}.${to.group}, ${to.prefix}<name>) in ${changed.length} files`);
+    const tsc = fileURLToPath(new URL("node_modules/.bin/tsc", root));
+    const changed = renameRepository(
+      {
+        paths: filesToRename(),
+        read: (path) => readFileSync(new URL(path, root), "utf8"),
+        write: (path, text) => writeFileSync(new URL(path, root), text),
+        typeChecks: () => {
+          const result = spawnSync(tsc, ["-p", "."], { cwd: root, encoding: "utf8" });
+          return { ok: result.status === 0, output: result.stdout };
+        },
+      },
+      from,
+      to,
+    );
+    console.log(`renamed ${from.kind} (${from.plural}.${from.group}, ${from.prefix}<name>) to ${to.kind} (${to.plural}.${to.group}, ${to.prefix}<name>) in ${changed} files`);
     console.log("next: npm run manifest && npm run transcripts && npm test");
   } catch (error) {
     console.error(`rename: ${(error as Error).message}\nnothing was changed`);
