@@ -999,6 +999,9 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.deepEqual((await shown(["--as", lister])).names, names(3));
       const outsider = await shown(["--as", OUTSIDER]);
       assert.deepEqual([outsider.names, outsider.result.stderr.trim()], [[], "No resources found"]);
+      // A flag kubectl does not take fails the command, with kubectl's word for it, never as an empty answer.
+      const mistyped = await options.plugin!(MY_PROJECTS, ["--as", finder, "--no-such-flag"], interrupted);
+      assert.deepEqual([mistyped.ok, /unknown flag: --no-such-flag/.test(mistyped.stderr), mistyped.stderr.includes("No resources found")], [false, true, false], mistyped.stderr);
       const everyone = (await shown([])).names;
       assert.deepEqual(names(0, 1, 2, 3, 4).filter((name) => !everyone.includes(name)), [], "a cluster admin sees every Project");
     });
