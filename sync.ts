@@ -24,7 +24,6 @@ import { deletionProtection } from "./features/deletion-protection.ts"; // featu
 import { guardrails } from "./features/guardrails.ts"; // feature: guardrails
 import { integrations } from "./features/integrations.ts"; // feature: integrations
 import { members } from "./features/members.ts"; // feature: members
-import { adoption } from "./features/adoption.ts"; // feature: adoption
 // slot: imports
 
 // ## 1. The names
@@ -68,7 +67,6 @@ export const FEATURES: Feature[] = [
   guardrails, // feature: guardrails
   members, // feature: members
   integrations, // feature: integrations
-  adoption, // feature: adoption
   // slot: features
 ];
 
@@ -191,8 +189,6 @@ export type Project = v.InferOutput<typeof Project>;
 export type ObservedChildren = v.InferOutput<typeof ObservedChildren>;
 export type RelatedObjects = v.InferOutput<typeof RelatedObjects>;
 export type ObservedNamespace = v.InferOutput<typeof ObservedNamespace>;
-/** A Namespace of the Project's name among the related objects: someone else's, or nobody's. */
-export type ForeignNamespace = v.InferOutput<typeof RelatedNamespace>;
 
 type NamespaceAnnotations = Record<keyof typeof NAMESPACE_ANNOTATIONS, string>;
 
@@ -331,8 +327,6 @@ export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Re
   customize?: (project: Project, spec: Partial<Outputs<Spec>>) => RelatedResourceRule[];
   /** Why the API server would refuse the Namespace `sync` is about to ask for, if it would: one of its refusals. */
   refuse?: (namespace: Namespace) => Readiness | undefined;
-  /** What else a person may do about a Namespace of the Project's name that is not its own: a sentence for the status. */
-  foreign?: (project: Project, name: string, namespace: ForeignNamespace) => string | undefined;
   refusals: readonly Reason[];
   reasons: readonly Reason[];
   plan: (input: FeatureInput<Spec, Groups, Related>) => Plan;
@@ -483,7 +477,7 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
   const readiness =
     refusal ??
     plans.find((plan) => plan.invalid)?.invalid ??
-    (foreign ? conflictWith(parent, name, foreign) : undefined) ??
+    (foreign ? conflictWith(name, foreign) : undefined) ??
     plans.find((plan) => plan.unavailable)?.unavailable ??
     namespaceNotReady(name, observed[name]) ??
     removingStrays(name, strays) ??
@@ -617,7 +611,7 @@ function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined
   };
 }
 
-function conflictWith(parent: Project, name: string, namespace: ForeignNamespace): Readiness {
+function conflictWith(name: string, namespace: NonNullable<RelatedObjects[typeof NAMESPACES]>[string]): Readiness {
   const owners = namespace.metadata.ownerReferences ?? [];
   const owner = owners.find((reference) => reference.controller) ?? owners[0];
   const whose = owner ? `belongs to ${owner.kind} ${owner.name}` : "is not this Project's";
@@ -626,11 +620,10 @@ function conflictWith(parent: Project, name: string, namespace: ForeignNamespace
       ? "It is being deleted; this Project gets its own once it is gone."
       : "Delete it if nobody needs it, or recreate this Project under another name; once it is gone, " +
         "this Project gets its own.";
-  const more = FEATURES.flatMap((feature) => feature.foreign?.(parent, name, namespace) ?? []).map((sentence) => ` ${sentence}`);
   return {
     status: "False",
     reason: "NamespaceConflict",
-    message: `Namespace ${name} already exists and ${whose}, so it is left as it is. ${resolution}${more.join("")}`,
+    message: `Namespace ${name} already exists and ${whose}, so it is left as it is. ${resolution}`,
   };
 }
 

@@ -1038,40 +1038,6 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(CONFLICTING);
     });
 
-    // feature: adoption
-    const ADOPTING = `e2e-${RUN}-legacy`;
-    await step(`54. a Namespace made by hand with a ConfigMap of data comes under Project ${ADOPTING} by a cluster admin's label, everything in it kept; a Namespace writer cannot adopt one, and nobody moves a Project's Namespace to another`, async () => {
-      const legacy = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(ADOPTING), labels: { team: "payments" } } } as KubeObject;
-      await create(legacy);
-      await create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "data", namespace: legacy.metadata.name }, data: { kept: "yes" } } as KubeObject);
-      await create(project(ADOPTING, "MIT"));
-      await must(["wait", "--for=jsonpath={.status.conditions[0].reason}=NamespaceConflict", `${PARENT.singular}/${ADOPTING}`, `--timeout=${TIMEOUT}`]);
-      const message = await must(["get", PARENT.singular, ADOPTING, "-o", "jsonpath={.status.conditions[0].message}"]);
-      assert.match(message, new RegExp(`A cluster admin may bring it under this ${PARENT.kind} instead, with all it holds: kubectl label namespace ${legacy.metadata.name} controller-uid=`));
-      const uid = await must(["get", PARENT.singular, ADOPTING, "-o", "jsonpath={.metadata.uid}"]);
-      const writer = `e2e-${RUN}-adopter`;
-      await create({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: writer }, rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["get", "patch", "update"] }] } as KubeObject);
-      await create(clusterRoleBinding(writer, writer, { kind: "User", name: writer }));
-      await eventually(`${writer} may patch namespaces`, async () => (await kubectl(["auth", "can-i", "patch", "namespaces", "--as", writer])).ok);
-      assert.match(await refusedTo(["--as", writer], ["label", "namespace", legacy.metadata.name, `controller-uid=${uid}`]), OWNERSHIP_REFUSAL);
-
-      await must(["label", "namespace", legacy.metadata.name, `controller-uid=${uid}`]);
-      await waitForReady(ADOPTING);
-      const adopted = JSON.parse(await must(["get", "namespace", legacy.metadata.name, "-o", "json"]));
-      assert.deepEqual(
-        [adopted.metadata.ownerReferences?.map((owner: { kind: string; name: string }) => `${owner.kind} ${owner.name}`), adopted.metadata.labels.team, adopted.metadata.annotations?.license],
-        [[`${PARENT.kind} ${ADOPTING}`], "payments", "MIT"],
-        "the Project's, with its own labels kept and the Project's annotations",
-      );
-      assert.equal(await must(["get", "configmap", "data", "-n", legacy.metadata.name, "-o", "jsonpath={.data.kept}"]), "yes");
-
-      // Server-side dry runs: admission decides, and nothing moves even where it would not.
-      const moved = await kubectl(["label", "namespace", namespaceNameFor(CONFLICTING), `controller-uid=${uid}`, "--overwrite", "--dry-run=server"]);
-      assert.equal(moved.ok, false, `${namespaceNameFor(CONFLICTING)} moved to ${ADOPTING}`);
-      assert.match(moved.stderr, /carries the controller-uid label of a Project, which owns it, so it\s+cannot be moved to another/);
-    });
-    // end feature: adoption
-
     // feature: integrations
     // Integrations: a profile of this run's with three of them, the runner
     // after the repository. No kubelet runs, so the run plays it: it writes

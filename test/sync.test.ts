@@ -127,13 +127,17 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
 
   test("a Namespace that exists but is not the Project's is a NamespaceConflict", () => {
     const answer = sync(project("test"), namespaces(), taken, at);
-    const message = [
-      `Namespace ${TEST} already exists and is not this Project's, so it is left as it is. ` +
-        "Delete it if nobody needs it, or recreate this Project under another name; once it is gone, " +
-        "this Project gets its own.",
-    ];
-    message.push(`A cluster admin may bring it under this Project instead, with all it holds: kubectl label namespace ${TEST} controller-uid=$(kubectl get project test -o jsonpath='{.metadata.uid}').`); // feature: adoption
-    assert.deepEqual(verdict(answer), { status: "False", reason: "NamespaceConflict", message: message.join(" ") });
+    assert.deepEqual(
+      verdict(answer),
+      {
+        status: "False",
+        reason: "NamespaceConflict",
+        message:
+          `Namespace ${TEST} already exists and is not this Project's, so it is left as it is. ` +
+          "Delete it if nobody needs it, or recreate this Project under another name; once it is gone, " +
+          "this Project gets its own.",
+      },
+    );
     assert.equal(answer.status.namespace, undefined, "kubectl get projects names no Namespace that is someone else's");
   });
 
