@@ -837,6 +837,27 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal((await kubectl(["get", PARENT.singular, SELF_SERVED, "-o", "jsonpath={.metadata.deletionTimestamp}"])).stdout, "", `${SELF_SERVED} is not being deleted`);
     });
 
+    // What step 30 refuses a developer, a cluster admin may: the Project
+    // goes, and what it owned stays, ownerless, for the admin to keep or
+    // delete. The run deletes it afterwards, as it made it.
+    await step("55. a cluster admin deletes a Project with --cascade=orphan: it goes, and its Namespace stays with everything in it", async () => {
+      const left = memberProject(`e2e-${RUN}-left`, [{ kind: "User", name: DEVELOPER, role: "admin" }]);
+      await create(left);
+      await waitForReady(left.metadata.name);
+      const uid = await must(["get", PARENT.singular, left.metadata.name, "-o", "jsonpath={.metadata.uid}"]);
+      const kept = namespaceNameFor(left.metadata.name);
+      await must(["create", "configmap", "data", "-n", kept, "--from-literal=kept=as it was"]);
+      try {
+        await must(["delete", PARENT.singular, left.metadata.name, "--cascade=orphan", `--timeout=${TIMEOUT}`]);
+        assert.equal((await kubectl(["get", PARENT.singular, left.metadata.name])).ok, false, `${left.metadata.name} is gone`);
+        assert.equal(await must(["get", "configmap", "data", "-n", kept, "-o", "jsonpath={.data.kept}"]), "as it was");
+        assert.equal(await must(["get", "namespace", kept, "-o", "jsonpath={.metadata.ownerReferences}"]), "", "ownerless");
+      } finally {
+        // Ownerless, they still carry the Project's label: the admin's to delete.
+        await kubectl(["delete", "namespace,clusterrole,clusterrolebinding", "-l", `controller-uid=${uid}`, "--wait=false"]);
+      }
+    });
+
     await step(`31. while ${SELF_SERVED} is being deleted, nobody rewrites it or removes another's finalizer but a holder of administer`, async () => {
       const hold = `${GROUP}/e2e-hold`;
       const release = ["patch", PARENT.singular, SELF_SERVED, "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]'];

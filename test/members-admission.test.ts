@@ -451,6 +451,19 @@ describe("admission: access in a Project's Namespace is spec.members", () => {
     assert.equal(bind([{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: `system:serviceaccounts:${SHOP}` }]).allowed, true);
   });
 
+  test("a change that grants nobody anything new passes: the garbage collector orphaning a binding, a label; a subject added is refused", () => {
+    const granting = { ...binding([{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "alice" }]), metadata: { name: "mine", namespace: SHOP, ownerReferences: [{ apiVersion: "v1", kind: "Project", name: "shop", uid: "u" }] } };
+    const update = (object: any, username: string) =>
+      admit(accessPolicy, { operation: "UPDATE", resource: { group: "rbac.authorization.k8s.io", resource: "rolebindings" }, kind: "RoleBinding", name: "mine", object, oldObject: granting, username, namespace: { name: SHOP, labels: projectNamespace?.metadata.labels ?? {} } });
+    const orphaned = { ...granting, metadata: { name: "mine", namespace: SHOP } };
+    assert.equal(update(orphaned, KUBERNETES_CONTROLLERS.garbageCollector).allowed, true, "orphaned");
+    assert.equal(update({ ...granting, metadata: { ...granting.metadata, labels: { team: "x" } } }, "dana").allowed, true, "labelled");
+    assert.equal(update({ ...granting, subjects: [...granting.subjects, everyone] }, "dana").allowed, false, "a subject added");
+    assert.equal(update({ ...granting, roleRef: { ...granting.roleRef, name: "cluster-admin" } }, "dana").allowed, false, "another role");
+    const { subjects: _, ...grantless } = granting;
+    assert.equal(update(grantless, "dana").allowed, true, "subjects taken away grant nothing");
+  });
+
   test("Metacontroller binds the members, and an administer holder anyone", () => {
     assert.equal(bind([everyone], trusted["metacontroller"]).allowed, true);
     assert.equal(bind([everyone], { username: "pat", authorized: [ADMINISTER] }).allowed, true);
