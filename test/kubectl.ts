@@ -2,9 +2,7 @@
 // scale run) does it through one `Kubectl` function, so that a test can put
 // a recording stand-in in its place and read back every call it made.
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { parseAllDocuments } from "yaml";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -12,23 +10,27 @@ export type KubectlResult = { ok: boolean; stdout: string; stderr: string; missi
 /** One kubectl call: its arguments, what it reads from `-f -`, and the signal that cuts it off. */
 export type Kubectl = (args: string[], input: string | undefined, signal: AbortSignal) => Promise<KubectlResult>;
 
+/** A process's answer as kubectl's: its output, and whether it exited 0 before the signal cut it off. */
+function run(command: string, args: string[], input: string | undefined, signal: AbortSignal, env?: NodeJS.ProcessEnv): Promise<KubectlResult> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { signal, stdio: ["pipe", "pipe", "pipe"], ...(env ? { env } : {}) });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") resolve({ ok: false, stdout, stderr: `${command} is not installed`, missing: true });
+      else if (error.name !== "AbortError") resolve({ ok: false, stdout, stderr: `${stderr}${error.message}` });
+    });
+    child.on("close", (code) => resolve({ ok: code === 0 && !signal.aborted, stdout, stderr }));
+    child.stdin.on("error", () => {}); // a process that exits without reading its input
+    child.stdin.end(input);
+  });
+}
+
 /** kubectl as a process; `command` may be a path. */
 export function kubectlProcess(command = "kubectl"): Kubectl {
-  return (args, input, signal) =>
-    new Promise((resolve) => {
-      const child = spawn(command, args, { signal, stdio: ["pipe", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk) => (stdout += chunk));
-      child.stderr.on("data", (chunk) => (stderr += chunk));
-      child.on("error", (error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT") resolve({ ok: false, stdout, stderr: "kubectl is not installed", missing: true });
-        else if (error.name !== "AbortError") resolve({ ok: false, stdout, stderr: `${stderr}${error.message}` });
-      });
-      child.on("close", (code) => resolve({ ok: code === 0 && !signal.aborted, stdout, stderr }));
-      child.stdin.on("error", () => {}); // a kubectl that exits without reading its input
-      child.stdin.end(input);
-    });
+  return (args, input, signal) => run(command, args, input, signal);
 }
 
 /**
@@ -54,23 +56,9 @@ export type Plugin = (script: string, args: string[], signal: AbortSignal) => Pr
 
 export function pluginProcess(command = "kubectl"): Plugin {
   const real = command.includes("/") ? command : execFileSync("sh", ["-c", 'command -v "$0"', command], { encoding: "utf8" }).trim();
-  return async (script, args, signal) => {
-    const directory = mkdtempSync(join(tmpdir(), "plugin-"));
-    try {
-      writeFileSync(join(directory, "plugin"), script);
-      return await new Promise<KubectlResult>((resolve) => {
-        const child = spawn("sh", [join(directory, "plugin"), ...args], { signal, env: { ...process.env, PATH: `${dirname(real)}:${process.env["PATH"] ?? ""}` } });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (chunk) => (stdout += chunk));
-        child.stderr.on("data", (chunk) => (stderr += chunk));
-        child.on("error", (error) => resolve({ ok: false, stdout, stderr: `${stderr}${error.message}` }));
-        child.on("close", (code) => resolve({ ok: code === 0 && !signal.aborted, stdout, stderr }));
-      });
-    } finally {
-      rmSync(directory, { recursive: true, force: true });
-    }
-  };
+  const env = { ...process.env, PATH: `${dirname(real)}:${process.env["PATH"] ?? ""}` };
+  // sh reads the script from its input, and takes the arguments after --.
+  return (script, args, signal) => run("sh", ["-s", "--", ...args], script, signal, env);
 }
 
 export const describeObject = (object: KubeObject) =>
