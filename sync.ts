@@ -9,9 +9,10 @@
  * children until the cluster matches, and writes our status onto the Project.
  *
  * This file is that seed and the frame around it, top to bottom: 1. the
- * names, and the spec fields the Namespace's annotations come from; 2. the features it composes, each a file in features/; 3. the
- * request schema; 4. the types of the answers, and of what a feature gives
- * and gets; 5. the rules of the Namespace; 6. `customize`; 7. `sync`, first
+ * names, and the spec fields the Namespace's annotations come from; 2. the
+ * features it composes, each a file in features/; 3. the request schema;
+ * 4. the types of the answers, and of what a feature gives and gets; 5. the
+ * rules of the Namespace; 6. `customize`; 7. `sync`, first
  * the status from what was observed, then the desired children; 8.
  * `finalize`, the same once the Project is deleted. It imports
  * nothing from the web framework or the runtime, so it can be tested, and
