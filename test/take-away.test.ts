@@ -34,6 +34,14 @@ describe("take-away: markers", () => {
     assert.equal(withoutFeature(text, "members"), text);
   });
 
+  test("what two features share stays while either does, marked with the one kept; it goes with the second", () => {
+    const text = ["a", "    # feature: integrations, shared", "    - configmaps", "    # end feature: integrations, shared", "  roles, // feature: integrations, shared", "| row | <!-- feature: shared, integrations -->", "b"].join("\n");
+    const withoutIntegrations = withoutFeature(text, "integrations");
+    assert.equal(withoutIntegrations, ["a", "    # feature: shared", "    - configmaps", "    # end feature: shared", "  roles, // feature: shared", "| row | <!-- feature: shared -->", "b"].join("\n"));
+    assert.equal(withoutFeature(withoutIntegrations, "shared"), "a\nb");
+    assert.equal(withoutFeature(withoutFeature(text, "shared"), "integrations"), "a\nb");
+  });
+
   test("a marker that is only mentioned mid-line is no marker", () => {
     const text = "each line that ends with `// feature: members` goes, says the guide.";
     assert.equal(withoutFeature(text, "members"), text);
