@@ -72,6 +72,10 @@ describe("take-away: markers", () => {
     assert.throws(() => withoutFeature("a\n<!-- feature: members -->\nb", "members", "README.md"), /^Error: README\.md:2: feature members is opened and never ended$/);
   });
 
+  test("a block two features share, left open, is refused when either is taken away", () => {
+    assert.throws(() => withoutFeature("a\n# feature: integrations, shared\nb", "integrations", "k8s.yaml"), /^Error: k8s\.yaml:2: feature integrations is opened and never ended$/);
+  });
+
   test("a block opened again before it ended is refused: its end was mistyped, and would take all to the next block's end", () => {
     const text = ["// feature: members", "a", "// end feature: members and more", "b", "// feature: members", "c", "// end feature: members"].join("\n");
     assert.throws(() => withoutFeature(text, "members", "x.ts"), /^Error: x\.ts:1: feature members is opened and never ended before line 5 opens it again$/);
