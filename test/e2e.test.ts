@@ -61,7 +61,9 @@ async function runE2e(rules: Rule[], options: Partial<E2eOptions> = {}) {
   return { code: await code, output: output(), calls };
 }
 
-const verb = (call: Call) => call.args[0] ?? "";
+// A server-side dry run changes nothing, even where a guard it tries is missing.
+const isDryRun = (call: Call) => call.args.includes("--dry-run=server") || call.args.some((arg) => arg.includes("?dryRun=All"));
+const verb = (call: Call) => (isDryRun(call) ? "dry-run" : (call.args[0] ?? ""));
 const mutations = (calls: Call[]) => calls.filter((call) => MUTATING.includes(verb(call)));
 const objectsOf = (calls: Call[], which: string) => calls.filter((call) => verb(call) === which).flatMap((call) => call.objects);
 const runName = (output: string) => /e2e run ([0-9a-f]{6}) /.exec(output)?.[1];
@@ -93,8 +95,6 @@ function assertChangesOnlyItsOwn(calls: Call[], project: string) {
       assert.ok(call.objects.length > 0 && call.objects.every((object) => createdObjects.includes(object)), `kubectl ${call.args.join(" ")} ${call.objects.join(", ")}`);
       continue;
     }
-    // A server-side dry run changes nothing, even where a guard it tries is missing.
-    if (call.args.includes("--dry-run=server") || call.args.some((arg) => arg.includes("?dryRun=All"))) continue;
     const target = call.args.slice(1, 3).join(" ");
     const inOwnNamespace = call.args.join(" ").includes(`-n ${namespace} `);
     const allowed =
@@ -180,6 +180,29 @@ describe("e2e: touches only what it creates", () => {
     assert.match(output, /AlreadyExists/);
     assert.deepEqual(objectsOf(calls, "delete"), [...K8S_YAML_OBJECTS].reverse(), "only the k8s.yaml it created");
     assert.equal(mutations(calls).filter((call) => call.objects.some((object) => object.startsWith(`${PARENT.kind} `))).length, 1);
+  });
+
+  test("on a fresh install, the first Project is created only once the API server admits one", async () => {
+    const notYet = `Error from server (ServiceUnavailable): Resource kind ${GROUP}/v1, Kind=${PARENT.kind} not found.\n`;
+    const dryRun = `^create --dry-run=server -f - ${PARENT.kind} `;
+    const { calls } = await runE2e([
+      { when: dryRun, exit: 1, stderr: notYet, once: true },
+      { when: dryRun, exit: 1, stderr: notYet, once: true },
+    ]);
+    const dryRuns = calls.flatMap((call, at) => (new RegExp(dryRun).test([...call.args, ...call.objects].join(" ")) ? [at] : []));
+    const firstCreate = calls.findIndex((call) => verb(call) === "create" && call.objects.some((object) => object.startsWith(`${PARENT.kind} `)));
+    assert.equal(dryRuns.length, 3, "two refused, the third admitted");
+    assert.ok(dryRuns[2]! < firstCreate, "the Project is created after the admitted dry run");
+  });
+
+  test("on a fresh install, a dry run refused for any other reason fails the run at once, and cleans up", async () => {
+    const { code, output, calls } = await runE2e([
+      { when: `^create --dry-run=server -f - ${PARENT.kind} `, exit: 1, stderr: 'Error from server (Forbidden): admission webhook "x" denied the request\n' },
+    ]);
+    assert.equal(code, 1);
+    assert.match(output, /dry-run create was refused: .*Forbidden/);
+    assert.equal(calls.filter(isDryRun).length, 1, "not retried");
+    assert.deepEqual(objectsOf(calls, "delete"), [...K8S_YAML_OBJECTS].reverse());
   });
 
   test("with WEBHOOK_URL, the CompositeController it creates calls that URL, and the in-cluster webhook is not created", async () => {

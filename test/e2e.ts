@@ -326,6 +326,15 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         }
         await create(object);
       }
+      // Established is not yet admitted: the admission policies learn a new
+      // kind's schema a moment later, and until then the API server answers
+      // a Project's create 503 ("Resource kind ... not found"). A server-side
+      // dry run waits for that, and any other refusal fails at once.
+      await eventually("the API server admits a Project", async () => {
+        const dryRun = await kubectl(["create", "--dry-run=server", "-f", "-"], stringify(project(`${PROJECT}-dry-run`, "MIT")));
+        if (!dryRun.ok && !dryRun.stderr.includes("ServiceUnavailable")) throw new Error(`a Project's dry-run create was refused: ${dryRun.stderr.trim()}`);
+        return dryRun.ok;
+      });
     }
 
     await step(installed ? "1. k8s.yaml is installed" : "1. create k8s.yaml", async () => {
