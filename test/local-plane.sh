@@ -42,7 +42,10 @@ local_plane_up() {
 
   local node bundle port=
   { read -r node; read -r bundle; } < <(node --import tsx test/runtime-cache.ts)
-  PORT=0 HOST=127.0.0.1 "$node" "$bundle" >"$logs/webhook.log" 2>&1 &
+  # The log exists before the webhook starts: its redirect happens in the
+  # child, which a busy machine may run after the first read below.
+  : >"$logs/webhook.log"
+  PORT=0 HOST=127.0.0.1 "$node" "$bundle" >>"$logs/webhook.log" 2>&1 &
   webhook_pid=$!
   for _ in $(seq 1 100); do
     port=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$logs/webhook.log")
