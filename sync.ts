@@ -25,6 +25,7 @@ import { deletionProtection } from "./features/deletion-protection.ts"; // featu
 import { guardrails } from "./features/guardrails.ts"; // feature: guardrails
 import { integrations } from "./features/integrations.ts"; // feature: integrations
 import { members } from "./features/members.ts"; // feature: members
+import { adoption } from "./features/adoption.ts"; // feature: adoption
 // slot: imports
 
 // ## 1. The names
@@ -68,6 +69,7 @@ export const FEATURES: Feature[] = [
   guardrails, // feature: guardrails
   members, // feature: members
   integrations, // feature: integrations
+  adoption, // feature: adoption
   // slot: features
 ];
 
@@ -112,6 +114,7 @@ const PreviousStatus = v.fallback(
 export const Project = v.looseObject({
   metadata: v.looseObject({
     name: v.pipe(v.string(), v.nonEmpty("a Project needs a name")),
+    uid: v.optional(v.string()),
     generation: v.optional(v.number()),
   }),
   spec: v.nullish(ProjectSpec),
@@ -120,8 +123,8 @@ export const Project = v.looseObject({
 
 // The Project's own Namespace is read for its labels and annotations too:
 // when the spec cannot be carried out, they are kept as they are. Another
-// Namespace of that name is read for who owns it, so that the status can
-// name them.
+// Namespace of that name is read for who owns it, or claims it by label, so
+// that the status can name them.
 const NamespaceStatus = v.nullish(v.looseObject({ phase: v.nullish(v.string()) }));
 const ObservedNamespace = v.looseObject({
   metadata: v.optional(
@@ -134,7 +137,7 @@ const ObservedNamespace = v.looseObject({
 });
 const OwnerReference = v.looseObject({ kind: v.string(), name: v.string(), controller: v.nullish(v.boolean()) });
 const RelatedNamespace = v.looseObject({
-  metadata: v.looseObject({ ownerReferences: v.nullish(v.array(OwnerReference)) }),
+  metadata: v.looseObject({ labels: v.nullish(v.record(v.string(), v.string())), ownerReferences: v.nullish(v.array(OwnerReference)) }),
   status: NamespaceStatus,
 });
 
@@ -190,6 +193,8 @@ export type Project = v.InferOutput<typeof Project>;
 export type ObservedChildren = v.InferOutput<typeof ObservedChildren>;
 export type RelatedObjects = v.InferOutput<typeof RelatedObjects>;
 export type ObservedNamespace = v.InferOutput<typeof ObservedNamespace>;
+/** A Namespace of the Project's name among the related objects: someone else's, or nobody's. */
+export type ForeignNamespace = v.InferOutput<typeof RelatedNamespace>;
 
 type NamespaceAnnotations = Record<keyof typeof NAMESPACE_ANNOTATIONS, string>;
 
@@ -328,6 +333,8 @@ export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Re
   customize?: (project: Project, spec: Partial<Outputs<Spec>>) => RelatedResourceRule[];
   /** Why the API server would refuse the Namespace `sync` is about to ask for, if it would: one of its refusals. */
   refuse?: (namespace: Namespace) => Readiness | undefined;
+  /** What else a person may do about a Namespace of the Project's name that is not its own: a sentence for the status. */
+  foreign?: (project: Project, name: string, namespace: ForeignNamespace) => string | undefined;
   refusals: readonly Reason[];
   reasons: readonly Reason[];
   plan: (input: FeatureInput<Spec, Groups, Related>) => Plan;
@@ -478,7 +485,7 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
   const readiness =
     refusal ??
     plans.find((plan) => plan.invalid)?.invalid ??
-    (foreign ? conflictWith(name, foreign) : undefined) ??
+    (foreign ? conflictWith(parent, name, foreign) : undefined) ??
     plans.find((plan) => plan.unavailable)?.unavailable ??
     namespaceNotReady(name, observed[name]) ??
     removingStrays(name, strays) ??
@@ -612,7 +619,7 @@ function whyTheApiServerWouldRefuse(namespace: Namespace): Readiness | undefined
   };
 }
 
-function conflictWith(name: string, namespace: NonNullable<RelatedObjects[typeof NAMESPACES]>[string]): Readiness {
+function conflictWith(parent: Project, name: string, namespace: ForeignNamespace): Readiness {
   const owners = namespace.metadata.ownerReferences ?? [];
   const owner = owners.find((reference) => reference.controller) ?? owners[0];
   const whose = owner ? `belongs to ${owner.kind} ${owner.name}` : "is not this Project's";
@@ -621,10 +628,11 @@ function conflictWith(name: string, namespace: NonNullable<RelatedObjects[typeof
       ? "It is being deleted; this Project gets its own once it is gone."
       : "Delete it if nobody needs it, or recreate this Project under another name; once it is gone, " +
         "this Project gets its own.";
+  const more = FEATURES.flatMap((feature) => feature.foreign?.(parent, name, namespace) ?? []).map((sentence) => ` ${sentence}`);
   return {
     status: "False",
     reason: "NamespaceConflict",
-    message: `Namespace ${name} already exists and ${whose}, so it is left as it is. ${resolution}`,
+    message: `Namespace ${name} already exists and ${whose}, so it is left as it is. ${resolution}${more.join("")}`,
   };
 }
 

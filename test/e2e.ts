@@ -1068,6 +1068,63 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(CONFLICTING);
     });
 
+    // feature: adoption
+    const ADOPTING = `e2e-${RUN}-legacy`;
+    const STRAY = `e2e-${RUN}-payments`;
+    await step(`54. a Namespace made by hand with a ConfigMap of data comes under Project ${ADOPTING} by the command its status gives a cluster admin, everything in it kept; a Namespace writer cannot adopt one, a uid pasted onto Namespace ${STRAY} never makes it the Project's, and nobody moves a Project's Namespace to another`, async () => {
+      const legacy = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(ADOPTING), labels: { team: "payments" } } } as KubeObject;
+      await create(legacy);
+      await create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "data", namespace: legacy.metadata.name }, data: { order: "order-42" } } as KubeObject);
+      await create(project(ADOPTING, "MIT"));
+      await must(["wait", "--for=jsonpath={.status.conditions[0].reason}=NamespaceConflict", `${PARENT.singular}/${ADOPTING}`, `--timeout=${TIMEOUT}`]);
+      const message = await must(["get", PARENT.singular, ADOPTING, "-o", "jsonpath={.status.conditions[0].message}"]);
+      const command = /A cluster admin may bring it under this \S+ instead, [^:]*: (kubectl label .*)$/.exec(message)?.[1];
+      assert.equal(command, `kubectl label namespace ${legacy.metadata.name} controller-uid=$(kubectl get ${PARENT.singular} ${ADOPTING} -o jsonpath='{.metadata.uid}')`, message);
+      const uid = await must(["get", PARENT.singular, ADOPTING, "-o", "jsonpath={.metadata.uid}"]);
+      const writer = `e2e-${RUN}-adopter`;
+      await create({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: writer }, rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["get", "patch", "update"] }] } as KubeObject);
+      await create(clusterRoleBinding(writer, writer, { kind: "User", name: writer }));
+      await eventually(`${writer} may patch namespaces`, async () => (await kubectl(["auth", "can-i", "patch", "namespaces", "--as", writer])).ok);
+      assert.match(await refusedTo(["--as", writer], ["label", "namespace", legacy.metadata.name, `controller-uid=${uid}`]), OWNERSHIP_REFUSAL);
+
+      // The admin pastes the status's command as it is.
+      assert.ok(options.plugin, "no way to run a shell command as a person does was given");
+      const adopting = await options.plugin(command!, [], interrupted);
+      assert.ok(adopting.ok, adopting.stderr);
+      await waitForReady(ADOPTING);
+      const adopted = JSON.parse(await must(["get", "namespace", legacy.metadata.name, "-o", "json"]));
+      assert.deepEqual(
+        [adopted.metadata.ownerReferences?.map((owner: { kind: string; name: string }) => `${owner.kind} ${owner.name}`), adopted.metadata.labels.team, adopted.metadata.annotations?.license],
+        [[`${PARENT.kind} ${ADOPTING}`], "payments", "MIT"],
+        "the Project's, with its own labels kept and the Project's annotations",
+      );
+      assert.equal(await must(["get", "configmap", "data", "-n", legacy.metadata.name, "-o", "jsonpath={.data.order}"]), "order-42");
+
+      // A careless admin pastes the uid onto a Namespace of another name.
+      // Metacontroller's adoption of it is refused, and with it every sync
+      // of the Project, which says so in a Warning; nothing is lost, and the
+      // label taken off, the Project is synced again.
+      await create({ apiVersion: "v1", kind: "Namespace", metadata: { name: STRAY } } as KubeObject);
+      await must(["label", "namespace", STRAY, `controller-uid=${uid}`]);
+      await must(["patch", PARENT.singular, ADOPTING, "--type=merge", "-p", JSON.stringify({ spec: { description: "moved in" } })]);
+      const refusal = new RegExp(`Namespace ${STRAY} cannot come under ${PARENT.kind} ${ADOPTING}: a ${PARENT.kind} owns only the Namespace of its name`);
+      await eventually(`a Warning on ${ADOPTING} that ${STRAY} cannot come under it`, async () => {
+        const events = await must(["get", "events", "-A", "--field-selector", `involvedObject.name=${ADOPTING},type=Warning`, "-o", "jsonpath={.items[*].message}"]);
+        return refusal.test(events);
+      });
+      assert.equal(await must(["get", "namespace", STRAY, "-o", "jsonpath={.metadata.ownerReferences}"]), "", `${STRAY} came under ${ADOPTING}`);
+      await must(["label", "namespace", STRAY, "controller-uid-"]);
+      await eventually(`${legacy.metadata.name} described as the Project now is`, async () =>
+        (await must(["get", "namespace", legacy.metadata.name, "-o", "jsonpath={.metadata.annotations.description}"])) === "moved in");
+      assert.equal(await must(["get", "namespace", STRAY, "-o", "jsonpath={.metadata.ownerReferences}"]), "");
+
+      // Server-side dry run: admission decides, and nothing moves even where it would not.
+      const moved = await kubectl(["label", "namespace", namespaceNameFor(CONFLICTING), `controller-uid=${uid}`, "--overwrite", "--dry-run=server"]);
+      assert.equal(moved.ok, false, `${namespaceNameFor(CONFLICTING)} moved to ${ADOPTING}`);
+      assert.match(moved.stderr, /carries the controller-uid label of a Project, which owns it, so it\s+cannot be moved to another/);
+    });
+    // end feature: adoption
+
     // feature: integrations
     // Integrations: a profile of this run's with three of them, the runner
     // after the repository. No kubelet runs, so the run plays it: it writes

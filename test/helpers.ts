@@ -61,7 +61,7 @@ export function project(name: string, { spec, status, generation = 1 }: ProjectF
   return {
     apiVersion: API_VERSION,
     kind: PARENT.kind,
-    metadata: { name, ...(generation === null ? {} : { generation }) },
+    metadata: { name, uid: `uid-of-${name}`, ...(generation === null ? {} : { generation }) },
     ...(spec === undefined ? {} : { spec }),
     ...(status === undefined ? {} : { status }),
   };
@@ -141,16 +141,16 @@ type Owner = { kind: string; name: string; controller?: boolean };
  * which asks for no guardrails.
  */
 export function related(
-  byName: Record<string, { phase?: string; owners?: Owner[] }> = {},
+  byName: Record<string, { phase?: string; owners?: Owner[]; labels?: Record<string, string> }> = {},
   profiles: Record<string, ProfileSpec | Record<string, unknown>> = { [DEFAULT_PROFILE]: {} }, // feature: guardrails
 ): RelatedObjects {
   const namespaces: NonNullable<RelatedObjects[typeof NAMESPACES]> = {};
-  for (const [name, { phase, owners }] of Object.entries(byName)) {
+  for (const [name, { phase, owners, labels }] of Object.entries(byName)) {
     const ownerReferences = owners?.map((owner) => ({ apiVersion: API_VERSION, uid: `uid-of-${owner.name}`, ...owner }));
     namespaces[name] = {
       apiVersion: "v1",
       kind: "Namespace",
-      metadata: { name, ...(ownerReferences ? { ownerReferences } : {}) },
+      metadata: { name, ...(labels ? { labels } : {}), ...(ownerReferences ? { ownerReferences } : {}) },
       ...(phase ? { status: { phase } } : {}),
     };
   }

@@ -127,17 +127,13 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
 
   test("a Namespace that exists but is not the Project's is a NamespaceConflict", () => {
     const answer = sync(project("test"), namespaces(), taken, at);
-    assert.deepEqual(
-      verdict(answer),
-      {
-        status: "False",
-        reason: "NamespaceConflict",
-        message:
-          `Namespace ${TEST} already exists and is not this Project's, so it is left as it is. ` +
-          "Delete it if nobody needs it, or recreate this Project under another name; once it is gone, " +
-          "this Project gets its own.",
-      },
-    );
+    const message = [
+      `Namespace ${TEST} already exists and is not this Project's, so it is left as it is. ` +
+        "Delete it if nobody needs it, or recreate this Project under another name; once it is gone, " +
+        "this Project gets its own.",
+    ];
+    message.push(`A cluster admin may bring it under this Project instead, with all it holds, once nothing in it is named like this Project's objects (docs/cluster.md, "Bring an existing Namespace under a Project"): kubectl label namespace ${TEST} controller-uid=$(kubectl get project test -o jsonpath='{.metadata.uid}')`); // feature: adoption
+    assert.deepEqual(verdict(answer), { status: "False", reason: "NamespaceConflict", message: message.join(" ") });
     assert.equal(answer.status.namespace, undefined, "kubectl get projects names no Namespace that is someone else's");
   });
 

@@ -1,0 +1,51 @@
+/**
+ * # Adoption: a Namespace that exists already comes under its Project
+ *
+ * A cluster that already has its teams' Namespaces moves them to Projects
+ * without losing what runs or is stored in them. A Namespace `proj-x` made
+ * before Project `x` is a conflict, left as it is; a cluster admin then
+ * labels it with the Project's uid, Metacontroller adopts what carries its
+ * Project's label (it owns children by that label), and from its next sync
+ * the Namespace is the Project's like any other: its annotations and labels
+ * set, its guardrails and members' access made, deleted with the Project.
+ * Everything else in it stays: workloads, data, and the RoleBindings made
+ * by hand, which the members feature never takes back, as it takes back
+ * only what it made.
+ *
+ * The label is pasted by a person, so the guards in k8s.yaml do not trust
+ * it: only a holder of administer may write it, nobody moves a Namespace
+ * from one Project to another in one write, and no Namespace becomes a
+ * Project's unless it is named as that Project's (a uid pasted onto the
+ * wrong Namespace, or one freed from another Project, is refused at
+ * Metacontroller's adoption, and the Namespace stays nobody's). This file
+ * only tells the Project's status what an admin may do.
+ */
+import type { Feature } from "../sync.ts";
+
+// The label Metacontroller claims a Project's children by. Spelled out, not
+// taken from sync.ts: a feature imports only types from it.
+export const CLAIM_LABEL = "controller-uid";
+
+export const adoption: Feature = {
+  spec: {},
+  children: {},
+  related: {},
+  refusals: [],
+  reasons: [],
+  // Offered only for a Namespace nothing owns and that is staying. One that
+  // still carries a claim label that is not this Project's (a Project gone,
+  // or a uid pasted wrong) must lose it first: the guard refuses a label
+  // rewritten in one write, so the command takes it off, then puts it on.
+  foreign: (project, name, namespace) => {
+    if ((namespace.metadata.ownerReferences ?? []).length > 0 || namespace.status?.phase === "Terminating") return undefined;
+    const claimed = namespace.metadata.labels?.[CLAIM_LABEL];
+    if (claimed !== undefined && claimed === project.metadata.uid) return undefined;
+    const uid = `$(kubectl get ${String(project["kind"]).toLowerCase()} ${project.metadata.name} -o jsonpath='{.metadata.uid}')`;
+    const unclaim = claimed === undefined ? "" : `kubectl label namespace ${name} ${CLAIM_LABEL}- && `;
+    return (
+      `A cluster admin may bring it under this Project instead, with all it holds, once nothing in it is named like this Project's objects ` +
+      `(docs/cluster.md, "Bring an existing Namespace under a Project"): ${unclaim}kubectl label namespace ${name} ${CLAIM_LABEL}=${uid}`
+    );
+  },
+  plan: () => ({ children: [] }),
+};
