@@ -15,10 +15,11 @@
  * The label is pasted by a person, so the guards in k8s.yaml do not trust
  * it: only a holder of administer may write it, nobody moves a Namespace
  * from one Project to another in one write, and no Namespace becomes a
- * Project's unless it is named as that Project's (a uid pasted onto the
- * wrong Namespace, or one freed from another Project, is refused at
- * Metacontroller's adoption, and the Namespace stays nobody's). This file
- * only tells the Project's status what an admin may do.
+ * Project's unless it is named as that Project's and labelled with its uid
+ * (a uid pasted onto the wrong Namespace, or one freed from another
+ * Project, is refused at Metacontroller's adoption, and the Namespace stays
+ * nobody's). This file only tells the Project's status what an admin may
+ * do.
  */
 import type { Feature } from "../sync.ts";
 
@@ -34,17 +35,17 @@ export const adoption: Feature = {
   reasons: [],
   // Offered only for a Namespace nothing owns and that is staying. One that
   // still carries a claim label that is not this Project's (a Project gone,
-  // or a uid pasted wrong) must lose it first: the guard refuses a label
-  // rewritten in one write, so the command takes it off, then puts it on.
+  // or a uid pasted wrong) has it overwritten: nothing owns it, so the
+  // guard lets an admin relabel it in one write.
   foreign: (project, name, namespace) => {
     if ((namespace.metadata.ownerReferences ?? []).length > 0 || namespace.status?.phase === "Terminating") return undefined;
     const claimed = namespace.metadata.labels?.[CLAIM_LABEL];
     if (claimed !== undefined && claimed === project.metadata.uid) return undefined;
     const uid = `$(kubectl get ${String(project["kind"]).toLowerCase()} ${project.metadata.name} -o jsonpath='{.metadata.uid}')`;
-    const unclaim = claimed === undefined ? "" : `kubectl label namespace ${name} ${CLAIM_LABEL}- && `;
+    const overwrite = claimed === undefined ? "" : " --overwrite";
     return (
       `A cluster admin may bring it under this Project instead, with all it holds, once nothing in it is named like this Project's objects ` +
-      `(docs/cluster.md, "Bring an existing Namespace under a Project"): ${unclaim}kubectl label namespace ${name} ${CLAIM_LABEL}=${uid}`
+      `(docs/cluster.md, "Bring an existing Namespace under a Project"): kubectl label namespace ${name} ${CLAIM_LABEL}=${uid}${overwrite}`
     );
   },
   plan: () => ({ children: [] }),

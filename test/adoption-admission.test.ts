@@ -48,6 +48,18 @@ describe("adoption: who may bring a Namespace under a Project", () => {
     }
   });
 
+  test("an admin relabels in one write a Namespace nothing owns, as the status's command does for a stale label", () => {
+    assert.equal(update(legacy({ [CLAIM_LABEL]: "uid-of-gone" }), legacy({ [CLAIM_LABEL]: "uid-of-legacy" }), "pat", [ADMINISTER]).allowed, true);
+  });
+
+  test("a label pasted onto a Namespace not named as a Project's is refused at the paste, an admin's too, saying why", () => {
+    for (const name of ["payments", "team-proj-legacy"]) {
+      const { allowed, message } = update(namespace(name, {}), namespace(name, { [CLAIM_LABEL]: "uid-of-legacy" }), "pat", [ADMINISTER]);
+      assert.equal(allowed, false, name);
+      assert.match(String(message), new RegExp(`^Namespace ${name} is not named as a Project's Namespace, proj-<its name>, so no Project can own it`));
+    }
+  });
+
   test("an admin may take the label off, leaving it nobody's, and keep it as it is", () => {
     const owned = legacy({ [CLAIM_LABEL]: "uid-of-old" }, "old");
     assert.equal(update(owned, legacy({}, "old"), "pat", [ADMINISTER]).allowed, true, "taken off");
@@ -62,7 +74,7 @@ describe("adoption: a Namespace comes under the Project of its name alone", () =
   });
 
   test("a uid pasted onto a Namespace of another name leaves it nobody's: Metacontroller's adoption is refused, and the message says how to take the label off", () => {
-    for (const name of ["payments", namespaceNameFor("other"), `${namespaceNameFor("legacy")}-old`]) {
+    for (const name of [namespaceNameFor("other"), `${namespaceNameFor("legacy")}-old`]) {
       const claimed = namespace(name, { [CLAIM_LABEL]: "uid-of-legacy" });
       const { allowed, message } = byMetacontroller(claimed, namespace(name, { [CLAIM_LABEL]: "uid-of-legacy" }, "legacy"));
       assert.equal(allowed, false, name);
@@ -92,6 +104,22 @@ describe("adoption: a Namespace comes under the Project of its name alone", () =
     for (const [username, authorized] of [["dana", []], ["pat", [ADMINISTER]]] as const) {
       assert.equal(owning(unclaimed, namespace("payments", {}, "legacy"), username, [...authorized]).allowed, false, username);
     }
+  });
+
+  test("an owner written by hand under the right name but another Project's uid is refused, an admin's too: the owner is the Project the label names", () => {
+    const victims = legacy({ [CLAIM_LABEL]: "uid-of-legacy" }, "legacy");
+    const handedOver = { ...victims, metadata: { ...victims.metadata, ownerReferences: [{ ...ownerRef("legacy"), uid: "uid-of-thief" }] } };
+    for (const [username, authorized] of [["pat", [ADMINISTER]], [metacontroller.username, metacontroller.authorized]] as const) {
+      const { allowed, message } = owning(victims, handedOver, username, [...authorized]);
+      assert.equal(allowed, false, username);
+      assert.match(String(message), /cannot come under Project legacy by this owner: a Namespace comes under the Project whose uid its controller-uid label carries/);
+    }
+  });
+
+  test("an owner renamed in place, its uid kept, is refused: the garbage collector would find no such owner, and delete the Namespace", () => {
+    const owned = legacy({ [CLAIM_LABEL]: "uid-of-legacy" }, "legacy");
+    const renamed = { ...owned, metadata: { ...owned.metadata, ownerReferences: [{ ...ownerRef("legacy"), name: "ghost" }] } };
+    assert.equal(owning(owned, renamed, "pat", [ADMINISTER]).allowed, false);
   });
 
   test("a Namespace owned by something else than a Project is no concern of the guard", () => {

@@ -20,9 +20,9 @@ describe("adoption", () => {
     assert.equal(namespaceIn(answer), undefined, "and it is not asked for meanwhile");
   });
 
-  test("one that still carries another's claim label gets the command that takes it off first", () => {
+  test("one that still carries another's claim label, and nobody owns, gets the command that overwrites it", () => {
     const answer = sync(legacyProject(), namespaces(), related({ [LEGACY]: { phase: "Active", labels: { [CLAIM_LABEL]: "uid-of-a-project-gone" } } }), at);
-    assert.ok(ready(answer).message.endsWith(offer + `kubectl label namespace ${LEGACY} ${CLAIM_LABEL}- && kubectl label namespace ${LEGACY} ${CLAIM_LABEL}=${uidOfLegacy}`), ready(answer).message);
+    assert.ok(ready(answer).message.endsWith(offer + `kubectl label namespace ${LEGACY} ${CLAIM_LABEL}=${uidOfLegacy} --overwrite`), ready(answer).message);
   });
 
   test("one another Project owns, one being deleted, or one already claimed for this Project offers no such thing", () => {

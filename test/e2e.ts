@@ -1071,7 +1071,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // feature: adoption
     const ADOPTING = `e2e-${RUN}-legacy`;
     const STRAY = `e2e-${RUN}-payments`;
-    await step(`54. a Namespace made by hand with a ConfigMap of data comes under Project ${ADOPTING} by the command its status gives a cluster admin, everything in it kept; a Namespace writer cannot adopt one, a uid pasted onto Namespace ${STRAY} never makes it the Project's, and nobody moves a Project's Namespace to another`, async () => {
+    await step(`54. a Namespace made by hand with a ConfigMap of data comes under Project ${ADOPTING} by the command its status gives a cluster admin, everything in it kept; a Namespace writer cannot adopt one, a uid pasted onto Namespace ${STRAY} or one named like a Project's never makes it the Project's, and nobody moves a Project's Namespace to another, by its label or its owner`, async () => {
       const legacy = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceNameFor(ADOPTING), labels: { team: "payments" } } } as KubeObject;
       await create(legacy);
       await create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "data", namespace: legacy.metadata.name }, data: { order: "order-42" } } as KubeObject);
@@ -1100,23 +1100,36 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       );
       assert.equal(await must(["get", "configmap", "data", "-n", legacy.metadata.name, "-o", "jsonpath={.data.order}"]), "order-42");
 
-      // A careless admin pastes the uid onto a Namespace of another name.
-      // Metacontroller's adoption of it is refused, and with it every sync
-      // of the Project, which says so in a Warning; nothing is lost, and the
-      // label taken off, the Project is synced again.
+      // A careless admin pastes the uid onto a Namespace of another name:
+      // refused at the paste. Onto one named as another Project's would be,
+      // the paste is admitted but Metacontroller's adoption is not, and with
+      // it every sync of the Project, which says so in a Warning; nothing is
+      // lost, and the label taken off, the Project is synced again.
       await create({ apiVersion: "v1", kind: "Namespace", metadata: { name: STRAY } } as KubeObject);
-      await must(["label", "namespace", STRAY, `controller-uid=${uid}`]);
+      assert.match(await refusedTo([], ["label", "namespace", STRAY, `controller-uid=${uid}`]), new RegExp(`Namespace ${STRAY} is not named as a ${PARENT.kind}'s Namespace`));
+      const lookalike = namespaceNameFor(`${ADOPTING}-old`);
+      await create({ apiVersion: "v1", kind: "Namespace", metadata: { name: lookalike } } as KubeObject);
+      await must(["label", "namespace", lookalike, `controller-uid=${uid}`]);
       await must(["patch", PARENT.singular, ADOPTING, "--type=merge", "-p", JSON.stringify({ spec: { description: "moved in" } })]);
-      const refusal = new RegExp(`Namespace ${STRAY} cannot come under ${PARENT.kind} ${ADOPTING}: a ${PARENT.kind} owns only the Namespace of its name`);
-      await eventually(`a Warning on ${ADOPTING} that ${STRAY} cannot come under it`, async () => {
+      const refusal = new RegExp(`Namespace ${lookalike} cannot come under ${PARENT.kind} ${ADOPTING}: a ${PARENT.kind} owns only the Namespace of its name`);
+      await eventually(`a Warning on ${ADOPTING} that ${lookalike} cannot come under it`, async () => {
         const events = await must(["get", "events", "-A", "--field-selector", `involvedObject.name=${ADOPTING},type=Warning`, "-o", "jsonpath={.items[*].message}"]);
         return refusal.test(events);
       });
-      assert.equal(await must(["get", "namespace", STRAY, "-o", "jsonpath={.metadata.ownerReferences}"]), "", `${STRAY} came under ${ADOPTING}`);
-      await must(["label", "namespace", STRAY, "controller-uid-"]);
+      assert.equal(await must(["get", "namespace", lookalike, "-o", "jsonpath={.metadata.ownerReferences}"]), "", `${lookalike} came under ${ADOPTING}`);
+      await must(["label", "namespace", lookalike, "controller-uid-"]);
       await eventually(`${legacy.metadata.name} described as the Project now is`, async () =>
         (await must(["get", "namespace", legacy.metadata.name, "-o", "jsonpath={.metadata.annotations.description}"])) === "moved in");
-      assert.equal(await must(["get", "namespace", STRAY, "-o", "jsonpath={.metadata.ownerReferences}"]), "");
+      assert.equal(await must(["get", "namespace", lookalike, "-o", "jsonpath={.metadata.ownerReferences}"]), "");
+
+      // An owner written by hand, not by Metacontroller: a Namespace writer
+      // giving any Namespace to their Project for its delete to take, or an
+      // admin handing one Project's Namespace to another by its uid.
+      const owner = (name: string) => JSON.stringify({ metadata: { ownerReferences: [{ apiVersion: API_VERSION, kind: PARENT.kind, name, uid, controller: true, blockOwnerDeletion: true }] } });
+      assert.match(await refusedTo(["--as", writer], ["patch", "namespace", STRAY, "--type=merge", "-p", owner(ADOPTING)]), new RegExp(`Namespace ${STRAY} cannot come under ${PARENT.kind} ${ADOPTING}`));
+      const handedOver = await kubectl(["patch", "namespace", namespaceNameFor(CONFLICTING), "--type=merge", "-p", owner(CONFLICTING), "--dry-run=server"]);
+      assert.equal(handedOver.ok, false, `${namespaceNameFor(CONFLICTING)} handed to ${ADOPTING}`);
+      assert.match(handedOver.stderr, new RegExp(`cannot come under ${PARENT.kind} ${CONFLICTING} by this\\s+owner`));
 
       // Server-side dry run: admission decides, and nothing moves even where it would not.
       const moved = await kubectl(["label", "namespace", namespaceNameFor(CONFLICTING), `controller-uid=${uid}`, "--overwrite", "--dry-run=server"]);
