@@ -66,7 +66,8 @@ const uidOf = (name: string) => createHash("sha256").update(name).digest("hex").
 const emptyGroups = (schema: { entries: object }) => Object.fromEntries(Object.keys(schema.entries).map((group) => [group, {}]));
 
 /** A request as Metacontroller would send it about a parent with this spec: its first, or once its answers stop changing. */
-export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unknown> = {}, name = fixture.replace(/-sync$/, "")) {
+/** `related` adds what customize's rules would find besides (a profile, its sources): an admin's objects, which no answer makes. */
+export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unknown> = {}, name = fixture.replace(/-sync$/, ""), related: Record<string, Record<string, unknown>> = {}) {
   const { find } = readManifest();
   const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
   // The API server fills in the defaults the CRD declares, before anyone reads the parent.
@@ -78,7 +79,7 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
     metadata: { name, uid: uidOf(name), generation: 1, creationTimestamp: "2026-12-01T00:00:00Z" } as Project["metadata"],
     spec: { ...defaults, ...spec },
   };
-  const request = { controller: find("CompositeController"), parent, children: emptyGroups(ObservedChildren) as ObservedChildren, related: emptyGroups(RelatedObjects) as RelatedObjects, finalizing: false };
+  const request = { controller: find("CompositeController"), parent, children: emptyGroups(ObservedChildren) as ObservedChildren, related: { ...emptyGroups(RelatedObjects), ...related } as RelatedObjects, finalizing: false };
   if (fixture === "first-sync") return request;
   let previous = "";
   for (let round = 0; round < 20; round++) {

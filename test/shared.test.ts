@@ -4,7 +4,7 @@
 // Secret's data never in what sync says.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, FEATURES, ObservedChildren, RelatedObjects, customize, sync, type Child, type SyncResponse } from "../sync.ts";
+import { API_VERSION, ObservedChildren, RelatedObjects, customize, sync, type Child, type SyncResponse } from "../sync.ts";
 import { PROFILES as GUARDRAIL_PROFILES } from "../features/guardrails.ts";
 import {
   CONFIG_MAPS,
@@ -84,9 +84,6 @@ describe("shared: the names", () => {
     assert.deepEqual(rules.filter((rule) => rule.resource === "projectprofiles"), [{ apiVersion: API_VERSION, resource: "projectprofiles", names: ["gold"] }]);
   });
 
-  test("it comes after members, whose access it never stands for", () => {
-    assert.ok(FEATURES.indexOf(shared) > FEATURES.findIndex((feature) => feature.refusals.includes("InvalidMembers")));
-  });
 });
 
 describe("shared: copies of the profile's sources", () => {
@@ -244,6 +241,7 @@ describe("shared: ServiceAccounts, Roles and RoleBindings", () => {
     assert.equal(ready(answer).reason, "RemakingSharedObjects");
   });
 
+  // feature: members
   test("a shared RoleBinding is not the members' access: members still wait for the guardrails", () => {
     const guarded = related({}, { default: { resourceQuota: { hard: { pods: "1" } }, shared: { roleBindings: [{ name: "ci", clusterRole: "view", serviceAccounts: ["ci"] }] } } });
     guarded[SECRETS] = {};
@@ -254,6 +252,7 @@ describe("shared: ServiceAccounts, Roles and RoleBindings", () => {
     const answer = sync(project("shop", { spec }), observed, guarded, at);
     assert.deepEqual(answer.children.filter((child) => child.kind === "RoleBinding").map((child) => child.metadata.name), ["ci"]);
   });
+  // end feature: members
 });
 
 describe("shared: what a profile may not share", () => {
