@@ -135,11 +135,11 @@ describe("shared: copies of the profile's sources", () => {
     assert.deepEqual([ready(answer).reason, ready(answer).message], ["WaitingForSharedObjects", `Namespace ${SHOP} is Active; waiting for Secret registry to be as ProjectProfile default shares them.`]);
   });
 
-  test("a key taken out of the source is not yet as asked while the copy still has it", () => {
+  test("a key taken out of the source, or added to it, is not yet as asked while the copy differs", () => {
     const two = withSources({ secrets: ["registry"] }, [secret("registry", { a: TOKEN, b: OTHER_TOKEN }, "Opaque")]);
-    const observed = applied(sync(shop(), active(), two, at));
     const one = withSources({ secrets: ["registry"] }, [secret("registry", { a: TOKEN }, "Opaque")]);
-    assert.equal(ready(sync(shop(), observed, one, at)).reason, "WaitingForSharedObjects");
+    assert.equal(ready(sync(shop(), applied(sync(shop(), active(), two, at)), one, at)).reason, "WaitingForSharedObjects");
+    assert.equal(ready(sync(shop(), applied(sync(shop(), active(), one, at)), two, at)).reason, "WaitingForSharedObjects");
   });
 
   test("taken out of the profile, a copy is no longer asked for, so Metacontroller deletes it, and the Project waits for that", () => {
@@ -305,13 +305,23 @@ describe("shared: what a member cannot do with it", () => {
   });
 
   test("a Secret's data never shows in the status, whatever sync says", () => {
-    const sources = [secret("registry"), secret("token", { token: OTHER_TOKEN }, "kubernetes.io/service-account-token")];
-    const observed = applied(sync(shop(), active(), withSources({ secrets: ["registry"] }, sources), at));
-    for (const spec of [{ secrets: ["registry", "token"] }, { secrets: ["registry", "gone"] }, { secrets: ["Registry"] }, {}]) {
+    // Every reason this feature gives: waiting to copy, to follow an edit, Ready, a source missing or unusable, a type to remake, a profile that breaks the rules.
+    const token = secret("token", { token: OTHER_TOKEN }, "kubernetes.io/service-account-token");
+    const before = [secret("registry"), token];
+    const edited = [secret("registry", { ".dockerconfigjson": OTHER_TOKEN }), token];
+    const retyped = [secret("registry", { x: OTHER_TOKEN }, "Opaque"), token];
+    const observed = applied(sync(shop(), active(), withSources({ secrets: ["registry"] }, before), at));
+    const reasons = new Set<string>();
+    for (const spec of [{ secrets: ["registry"] }, { secrets: ["registry", "token"] }, { secrets: ["registry", "gone"] }, { secrets: ["Registry"] }, {}]) {
       for (const children of [active(), observed]) {
-        const status = JSON.stringify(sync(shop(), children, withSources(spec, sources), at).status);
-        for (const secretText of [TOKEN, OTHER_TOKEN, Buffer.from(TOKEN, "base64").toString()]) assert.ok(!status.includes(secretText), `${JSON.stringify(spec)}: ${status}`);
+        for (const sources of [before, edited, retyped]) {
+          const { status } = sync(shop(), children, withSources(spec, sources), at);
+          reasons.add(status.conditions[0]!.reason);
+          const text = JSON.stringify(status);
+          for (const secretText of [TOKEN, OTHER_TOKEN, Buffer.from(TOKEN, "base64").toString()]) assert.ok(!text.includes(secretText), `${JSON.stringify(spec)}: ${text}`);
+        }
       }
     }
+    assert.deepEqual([...reasons].sort(), ["InvalidSharedObjects", "NamespaceActive", "RemakingSharedObjects", "SharedSourceMissing", "SharedSourceUnusable", "WaitingForSharedObjects"]);
   });
 });
