@@ -66,8 +66,15 @@ const uidOf = (name: string) => createHash("sha256").update(name).digest("hex").
 const emptyGroups = (schema: { entries: object }) => Object.fromEntries(Object.keys(schema.entries).map((group) => [group, {}]));
 
 /** A request as Metacontroller would send it about a parent with this spec: its first, or once its answers stop changing. */
-/** `related` adds what customize's rules would find besides (a profile, its sources): an admin's objects, which no answer makes. */
-export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unknown> = {}, name = fixture.replace(/-sync$/, ""), related: Record<string, Record<string, unknown>> = {}) {
+/**
+ * What no answer makes, and a request still carries: what customize's rules
+ * find besides the Project's Namespace (a profile, its sources, a budget),
+ * and the annotations admission wrote onto the parent at create (who
+ * requested it).
+ */
+export type MadeByOthers = { related?: Record<string, Record<string, unknown>>; annotations?: Record<string, string> };
+
+export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unknown> = {}, name = fixture.replace(/-sync$/, ""), { related = {}, annotations }: MadeByOthers = {}) {
   const { find } = readManifest();
   const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
   // The API server fills in the defaults the CRD declares, before anyone reads the parent.
@@ -76,7 +83,7 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
   const parent: Project = {
     apiVersion: API_VERSION,
     kind: PARENT.kind,
-    metadata: { name, uid: uidOf(name), generation: 1, creationTimestamp: "2026-12-01T00:00:00Z" } as Project["metadata"],
+    metadata: { name, uid: uidOf(name), generation: 1, creationTimestamp: "2026-12-01T00:00:00Z", ...(annotations ? { annotations } : {}) } as Project["metadata"],
     spec: { ...defaults, ...spec },
   };
   const request = { controller: find("CompositeController"), parent, children: emptyGroups(ObservedChildren) as ObservedChildren, related: { ...emptyGroups(RelatedObjects), ...related } as RelatedObjects, finalizing: false };
@@ -104,9 +111,12 @@ export function remadeFixtures(read: (file: string) => string, files: string[]):
   const declared = Object.keys(find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties);
   return Object.fromEntries(
     files.map((file) => {
-      const { parent } = JSON.parse(read(file));
+      const { parent, related = {} } = JSON.parse(read(file));
       const spec = Object.fromEntries(Object.entries(parent.spec ?? {}).filter(([field]) => declared.includes(field)));
-      return [file, `${JSON.stringify(fixtureFromCode(file.replace(/\.json$/, ""), spec, parent.metadata.name), null, 2)}\n`];
+      // What others made is kept where the code left still asks for it; the Namespaces are the play's.
+      const kept = Object.fromEntries(Object.entries<Record<string, unknown>>(related).filter(([group]) => group !== NAMESPACES && group in RelatedObjects.entries));
+      const made = fixtureFromCode(file.replace(/\.json$/, ""), spec, parent.metadata.name, { related: kept, annotations: parent.metadata.annotations });
+      return [file, `${JSON.stringify(made, null, 2)}\n`];
     }),
   );
 }
