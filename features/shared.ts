@@ -101,6 +101,7 @@ export const SHARED_RULES = {
   rules: `a Role has 1 to ${MAX_RULES} rules, each with verbs, and lists of strings for apiGroups, resources and resourceNames`,
   roleRef: "a RoleBinding names either a role of this profile's roles or a clusterRole, not both",
   subjects: "a RoleBinding binds 1 to 16 ServiceAccounts of the Project's Namespace, by name, each once",
+  profileName: "a profile that shares objects has a name of at most 63 characters: each copy carries it as a label",
 } as const;
 
 const isName = (name: string) => name.length <= 63 && DNS1123_LABEL.test(name);
@@ -348,7 +349,10 @@ export const shared: Feature<typeof spec, typeof children, typeof related> = {
     const profile = sources[PROFILES]?.[profileName] ?? (profileName === DEFAULT_PROFILE ? { spec: {} } : undefined);
     // A missing profile is the guardrails' to report; a copy is never lost for it.
     if (!profile) return { children: keptAsObserved() };
-    const declared = v.safeParse(SharedSpec, (profile.spec as { shared?: unknown } | null | undefined)?.shared ?? {});
+    const sharing = (profile.spec as { shared?: unknown } | null | undefined)?.shared;
+    // A label value holds at most 63 characters, and the API server would refuse every copy.
+    const named = v.safeParse(v.pipe(v.unknown(), v.check(() => sharing == null || profileName.length <= 63, SHARED_RULES.profileName)), sharing);
+    const declared = named.success ? v.safeParse(SharedSpec, sharing ?? {}) : named;
     if (!declared.success) return { children: keptAsObserved(), invalid: invalid(profileName, namespace, declared.issues) };
     const { secrets, configMaps, serviceAccounts, roles, roleBindings } = declared.output;
 

@@ -7,6 +7,7 @@ import { GROUP } from "../sync.ts";
 import { PROFILE } from "../features/guardrails.ts";
 import { MAX_RULES, MAX_SHARED, RESERVED_NAMES, RESERVED_PREFIXES, SHARED_RULES, SharedSpec } from "../features/shared.ts";
 import { assertJudgedAlike, find, policyNamed } from "./admission.ts";
+import { schemaErrors } from "./cel.ts";
 
 const sharedSchema = find("CustomResourceDefinition", `${PROFILE.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.shared;
 const rule = [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }];
@@ -54,6 +55,19 @@ describe("admission: a profile's spec.shared is admitted by the rules sync appli
     assert.equal(sharedSchema.properties.roles.items.properties.rules.maxItems, MAX_RULES);
     const reserved = JSON.stringify(sharedSchema.properties.secrets.items["x-kubernetes-validations"]);
     for (const word of [...RESERVED_NAMES, ...RESERVED_PREFIXES]) assert.ok(reserved.includes(`'${word}'`), word);
+  });
+});
+
+describe("admission: a profile that shares objects has a name a label can hold", () => {
+  const root = find("CustomResourceDefinition", `${PROFILE.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema;
+  const profile = (name: string, spec: Record<string, unknown>) => ({ apiVersion: `${GROUP}/v1`, kind: PROFILE.kind, metadata: { name }, spec });
+
+  test("63 characters are admitted, 64 refused in sync's words, and a profile that shares nothing may be longer", () => {
+    assert.deepEqual(schemaErrors(root, profile("p".repeat(63), { shared: {} })), []);
+    const refused = schemaErrors(root, profile("p".repeat(64), { shared: {} }));
+    assert.equal(refused.length, 1);
+    assert.ok(refused[0]?.endsWith(`: ${SHARED_RULES.profileName}`), refused[0]);
+    assert.deepEqual(schemaErrors(root, profile("p".repeat(64), {})), []);
   });
 });
 

@@ -283,6 +283,14 @@ describe("shared: what a profile may not share", () => {
     });
   }
 
+  test("InvalidSharedObjects: a profile that shares objects under a name longer than a label holds, which every copy carries", () => {
+    const long = "p".repeat(64);
+    const answer = sync(shop(long), active(), withSources({ secrets: ["registry"] }, [secret("registry")], long), at);
+    assert.deepEqual([ready(answer).reason, named(answer)], ["InvalidSharedObjects", []]);
+    assert.match(ready(answer).message, new RegExp(escaped(SHARED_RULES.profileName)));
+    assert.deepEqual(named(sync(shop("p".repeat(63)), active(), withSources({ secrets: ["registry"] }, [secret("registry")], "p".repeat(63)), at)), ["Secret registry"]);
+  });
+
   test("InvalidSharedObjects is a refusal the webhook logs", () => {
     assert.deepEqual(shared.refusals, ["InvalidSharedObjects"]);
   });
