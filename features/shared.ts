@@ -54,7 +54,7 @@ export const COPY_OF_ANNOTATION = "agrrh.com/copy-of";
 // Sources and copies are read whole: a copy is kept as it is while its
 // source or profile cannot be read, and compared with its source. Messages
 // here never echo a value: a Secret's data must not reach a 422's body.
-const Strings = v.nullish(v.record(v.string(), v.string("a value of data is a string")));
+const Strings = v.nullish(v.record(v.string(), v.string("a value of data is a string"), "data is a map of strings"));
 const Metadata = v.optional(
   v.looseObject({ labels: v.nullish(v.record(v.string(), v.string())), annotations: v.nullish(v.record(v.string(), v.string())) }),
 );

@@ -4,7 +4,8 @@
 // Secret's data never in what sync says.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, ObservedChildren, RelatedObjects, customize, sync, type Child, type SyncResponse } from "../sync.ts";
+import * as v from "valibot";
+import { API_VERSION, ObservedChildren, RelatedObjects, SyncRequest, customize, sync, type Child, type SyncResponse } from "../sync.ts";
 import { PROFILES as GUARDRAIL_PROFILES } from "../features/guardrails.ts";
 import {
   CONFIG_MAPS,
@@ -300,6 +301,19 @@ describe("shared: what a profile may not share", () => {
     const answer = sync(shop("gold"), observed, withSources({}, [secret("registry")], "other"), at);
     assert.equal(ready(answer).reason, "ProfileNotFound");
     assert.deepEqual(named(answer), ["Secret registry"]);
+  });
+});
+
+describe("shared: a request whose Secrets cannot be read", () => {
+  test("is refused in words that never echo what the Secret holds", () => {
+    for (const data of [{ token: 42 }, TOKEN]) {
+      const request = { parent: shop(), children: active(), related: withSources({ secrets: ["registry"] }) } as Record<string, any>;
+      request["related"][SECRETS][`${INSTALL_NAMESPACE}/registry`] = { apiVersion: "v1", kind: "Secret", metadata: { name: "registry", labels: { [SHAREABLE_LABEL]: "true" } }, data };
+      const checked = v.safeParse(SyncRequest, request);
+      assert.equal(checked.success, false);
+      const messages = JSON.stringify(checked.issues?.map((issue) => issue.message));
+      assert.ok(!messages.includes(TOKEN) && !messages.includes("42"), messages);
+    }
   });
 });
 
