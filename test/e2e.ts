@@ -763,11 +763,20 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
     await step(`57. an edit of the source reaches the copy in every Project on ${SHARED_PROFILE}`, async () => {
+      // What the edit costs in hook calls, where the webhook's log can be read: one line per call.
+      const calls = () => (options.webhookLog ? readFileSync(options.webhookLog, "utf8").split("\n").filter((line) => /^POST \/(sync|customize) /.test(line)) : []);
+      const before = calls().length;
       await must(["patch", "secret", SOURCE, "-n", INSTALL_NAMESPACE, "--type=merge", "-p", JSON.stringify({ data: { token: base64(TOKENS[1]!) } })]);
       const edited = Date.now();
       for (const name of SHARING) await eventually(`the copy in ${namespaceNameFor(name)} follows`, async () => (await tokenIn(name)) === TOKENS[1]);
       log(`     (every copy followed ${((Date.now() - edited) / 1000).toFixed(1)}s after the edit)`);
       for (const name of SHARING) await must(["wait", readyReason("NamespaceActive"), `${PARENT.singular}/${name}`, `--timeout=${TIMEOUT}`]);
+      if (!options.webhookLog) return;
+      await sleep(3000, undefined, { signal: interrupted });
+      const made = calls().slice(before);
+      const projects = (await must(["get", PARENT.plural, "-o", "name"])).split("\n").filter(Boolean).length;
+      const count = (pattern: RegExp) => made.filter((line) => pattern.test(line)).length;
+      log(`     (the edit cost ${count(/^POST \/sync 200 /)} sync calls answered 200, ${count(/^POST \/sync 304 /)} answered 304 and ${count(/^POST \/customize /)} customize, for ${projects} Projects, ${SHARING.length} of them on ${SHARED_PROFILE})`);
     });
 
     // feature: members
