@@ -26,6 +26,7 @@ import { guardrails } from "./features/guardrails.ts"; // feature: guardrails
 import { integrations } from "./features/integrations.ts"; // feature: integrations
 import { members } from "./features/members.ts"; // feature: members
 import { adoption } from "./features/adoption.ts"; // feature: adoption
+import { shared } from "./features/shared.ts"; // feature: shared
 // slot: imports
 
 // ## 1. The names
@@ -70,6 +71,7 @@ export const FEATURES: Feature[] = [
   members, // feature: members
   integrations, // feature: integrations
   adoption, // feature: adoption
+  shared, // feature: shared
   // slot: features
 ];
 
@@ -263,7 +265,8 @@ export type LabelSelector = {
   matchLabels?: Record<string, string>;
   matchExpressions?: { key: string; operator: "In" | "NotIn" | "Exists" | "DoesNotExist"; values?: string[] }[];
 };
-export type RelatedResourceRule = { apiVersion: string; resource: string } & ({ names: string[] } | { labelSelector: LabelSelector });
+/** `namespace` keeps a rule to one namespace's objects; without it, a label selector picks them in every namespace. */
+export type RelatedResourceRule = { apiVersion: string; resource: string; namespace?: string } & ({ names: string[] } | { labelSelector: LabelSelector });
 export type CustomizeResponse = { relatedResources: RelatedResourceRule[] };
 
 // What a feature is given and gives back. A feature imports nothing but

@@ -387,7 +387,9 @@ export const members: Feature<typeof spec, typeof children> = {
   reasons: ["RevokingUndeclaredAccess", "WaitingForRoleBindings"],
   plan: ({ project, spec, namespace, children, earlierInPlace }) => {
     const listed = v.safeParse(membersIn(namespace), spec.members ?? []);
-    const accessGiven = Object.keys(children[ROLE_BINDINGS]).some((key) => key.startsWith(`${namespace}/`));
+    // Its own bindings alone, all named project-<role>-...: other features
+    // bind in the Namespace too, and theirs give members nothing.
+    const accessGiven = Object.keys(children[ROLE_BINDINGS]).some((key) => key.startsWith(`${namespace}/${PROJECTS.singular}-`));
     const declared = listed.success && listed.output.length > 0;
     const granted = declared && (earlierInPlace || accessGiven);
     const roleBindings = granted ? roleBindingsFor(namespace, listed.output) : [];

@@ -33,7 +33,8 @@
 // members); and `steady-sync`'s status is sync's answer to it, a fixed point.
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { API_VERSION, GROUP, NAMESPACES, ObservedChildren, PARENT, RelatedObjects, customize, sync, type Project, type SyncResponse } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACES, ObservedChildren, PARENT, RelatedObjects, customize, sync, type Project, type RelatedResourceRule, type SyncResponse } from "../sync.ts";
+import { resourceOf } from "./new-feature.ts";
 import { withObserved, type FixtureName } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
 
@@ -65,8 +66,30 @@ const uidOf = (name: string) => createHash("sha256").update(name).digest("hex").
 
 const emptyGroups = (schema: { entries: object }) => Object.fromEntries(Object.keys(schema.entries).map((group) => [group, {}]));
 
+/**
+ * What no answer makes, and a request still carries: what customize's rules
+ * find besides the Project's Namespace (a profile, its sources, a budget),
+ * and the annotations admission wrote onto the parent at create (who
+ * requested it).
+ */
+export type MadeByOthers = { related?: Record<string, Record<string, unknown>>; annotations?: Record<string, string> };
+
+/** Whether a customize rule picks this object, as Metacontroller's GetRelatedObjects does. */
+function picks(rule: RelatedResourceRule, object: { metadata: { name: string; namespace?: string; labels?: Record<string, string> } }): boolean {
+  if (rule.namespace !== undefined && object.metadata.namespace !== rule.namespace) return false;
+  if ("names" in rule) return rule.names.length === 0 || rule.names.includes(object.metadata.name);
+  const labels = object.metadata.labels ?? {};
+  const { matchLabels = {}, matchExpressions = [] } = rule.labelSelector;
+  return (
+    Object.entries(matchLabels).every(([key, value]) => labels[key] === value) &&
+    matchExpressions.every(({ key, operator, values = [] }) =>
+      operator === "In" ? key in labels && values.includes(labels[key]!) : operator === "NotIn" ? !(key in labels) || !values.includes(labels[key]!) : operator === "Exists" ? key in labels : !(key in labels),
+    )
+  );
+}
+
 /** A request as Metacontroller would send it about a parent with this spec: its first, or once its answers stop changing. */
-export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unknown> = {}, name = fixture.replace(/-sync$/, "")) {
+export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unknown> = {}, name = fixture.replace(/-sync$/, ""), { related = {}, annotations }: MadeByOthers = {}) {
   const { find } = readManifest();
   const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
   // The API server fills in the defaults the CRD declares, before anyone reads the parent.
@@ -75,10 +98,10 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
   const parent: Project = {
     apiVersion: API_VERSION,
     kind: PARENT.kind,
-    metadata: { name, uid: uidOf(name), generation: 1, creationTimestamp: "2026-12-01T00:00:00Z" } as Project["metadata"],
+    metadata: { name, uid: uidOf(name), generation: 1, creationTimestamp: "2026-12-01T00:00:00Z", ...(annotations ? { annotations } : {}) } as Project["metadata"],
     spec: { ...defaults, ...spec },
   };
-  const request = { controller: find("CompositeController"), parent, children: emptyGroups(ObservedChildren) as ObservedChildren, related: emptyGroups(RelatedObjects) as RelatedObjects, finalizing: false };
+  const request = { controller: find("CompositeController"), parent, children: emptyGroups(ObservedChildren) as ObservedChildren, related: { ...emptyGroups(RelatedObjects), ...related } as RelatedObjects, finalizing: false };
   if (fixture === "first-sync") return request;
   let previous = "";
   for (let round = 0; round < 20; round++) {
@@ -89,10 +112,17 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
     request.parent = { ...request.parent, status: answer.status as Project["status"] };
     request.children = withObserved(emptyGroups(ObservedChildren) as ObservedChildren, answer.children);
     for (const namespace of Object.values(request.children[NAMESPACES])) namespace.status = { phase: "Active" };
-    // What customize asked for by name comes as related too, once it exists: the Project's own Namespace.
-    const named = customize(request.parent).relatedResources.flatMap((rule) => (rule.resource === "namespaces" && "names" in rule ? rule.names : []));
-    const observedNamespaces: Record<string, unknown> = request.children[NAMESPACES];
-    request.related = { ...request.related, [NAMESPACES]: Object.fromEntries(named.flatMap((each) => (observedNamespaces[each] ? [[each, observedNamespaces[each]]] : []))) } as RelatedObjects;
+    // What customize's rules pick among the children comes as related too
+    // (the Project's own Namespace, a developer's place), beside what others made.
+    const rules = customize(request.parent).relatedResources;
+    const picked: Record<string, Record<string, unknown>> = {};
+    for (const [group, objects] of Object.entries<Record<string, any>>(request.children)) {
+      const [kind, apiVersion] = [group.slice(0, group.indexOf(".")), group.slice(group.indexOf(".") + 1)];
+      const asked = rules.filter((rule) => rule.apiVersion === apiVersion && rule.resource === resourceOf(kind));
+      if (asked.length === 0) continue;
+      picked[group] = Object.fromEntries(Object.entries(objects).filter(([, object]) => asked.some((rule) => picks(rule, object))));
+    }
+    request.related = { ...emptyGroups(RelatedObjects), ...related, ...Object.fromEntries(Object.entries(picked).map(([group, objects]) => [group, { ...related[group], ...objects }])) } as RelatedObjects;
   }
   throw new Error(`${fixture}: sync's answers still change after 20 rounds: is one of them stamped with the time, or does it differ every call?`);
 }
@@ -103,9 +133,17 @@ export function remadeFixtures(read: (file: string) => string, files: string[]):
   const declared = Object.keys(find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties);
   return Object.fromEntries(
     files.map((file) => {
-      const { parent } = JSON.parse(read(file));
+      const { parent, related = {} } = JSON.parse(read(file));
       const spec = Object.fromEntries(Object.entries(parent.spec ?? {}).filter(([field]) => declared.includes(field)));
-      return [file, `${JSON.stringify(fixtureFromCode(file.replace(/\.json$/, ""), spec, parent.metadata.name), null, 2)}\n`];
+      // What others made is kept where the code left still asks for it; what
+      // Metacontroller made (its label on it) is the play's to make again.
+      const kept = Object.fromEntries(
+        Object.entries<Record<string, any>>(related)
+          .filter(([group]) => group in RelatedObjects.entries)
+          .map(([group, objects]) => [group, Object.fromEntries(Object.entries(objects).filter(([, object]) => !object?.metadata?.labels?.["controller-uid"]))]),
+      );
+      const made = fixtureFromCode(file.replace(/\.json$/, ""), spec, parent.metadata.name, { related: kept, annotations: parent.metadata.annotations });
+      return [file, `${JSON.stringify(made, null, 2)}\n`];
     }),
   );
 }

@@ -99,7 +99,7 @@ export function evaluateCel(expression: string, variables: Record<string, Json |
  * What the API server would say against a value under a CRD's structural
  * schema, as far as the CRDs use it: type, required, enum, pattern, lengths,
  * integer bounds,
- * maxItems, maxProperties, additionalProperties, unknown fields,
+ * minItems, maxItems, maxProperties, additionalProperties, unknown fields,
  * then the x-kubernetes-validations rules of each level that passed those.
  * An empty list means admitted.
  */
@@ -110,6 +110,7 @@ export function schemaErrors(schema: any, value: unknown, path = "self"): string
   switch (schema.type) {
     case "array":
       if (!Array.isArray(value)) return [`${path}: must be an array`];
+      if (schema.minItems !== undefined && value.length < schema.minItems) fail(`should have at least ${schema.minItems} items`);
       if (schema.maxItems !== undefined && value.length > schema.maxItems) fail(`must have at most ${schema.maxItems} items`);
       value.forEach((item, index) => errors.push(...schemaErrors(schema.items, item, `${path}[${index}]`)));
       break;

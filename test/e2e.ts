@@ -34,6 +34,7 @@ import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL,
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
+import { COPY_OF_ANNOTATION, SHAREABLE_LABEL, SHARED_BY_LABEL } from "../features/shared.ts"; // feature: shared
 import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf } from "../features/budget.ts"; // feature: budget
 import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
 import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
@@ -57,6 +58,9 @@ export interface E2eOptions {
   apiProxy?: () => Promise<{ url: string; stop: () => void }>;
   /** Runs a kubectl plugin as a person does: the plugins docs/cluster.md installs. */
   plugin?: Plugin;
+  /** The webhook's log, and Metacontroller's, where the run can read them: what they must not hold is checked. */
+  webhookLog?: string | undefined;
+  metacontrollerLog?: string | undefined;
 }
 
 const TIMEOUT = "180s";
@@ -715,6 +719,135 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(result.ok, false, `kubectl ${args.join(" ")} ${identity.join(" ")} was admitted`);
       return result.stderr.trim();
     };
+    // feature: shared
+    // Shared objects: Secrets in the install's Namespace copied into every
+    // Project on a profile of the run's own, and what a member can do about
+    // them. The tokens are fresh each run, so that a log holding one can
+    // only have it from this run's Secrets.
+    const SHARED_PROFILE = `e2e-${RUN}-shared`;
+    const SHARING = [`e2e-${RUN}-sharing`, `e2e-${RUN}-sharing-2`];
+    const SHARED_MEMBER = `e2e-${RUN}-shared-member`; // feature: members
+    const SOURCE = `e2e-${RUN}-registry`;
+    const TOKENS = [`first-${randomBytes(8).toString("hex")}`, `second-${randomBytes(8).toString("hex")}`, `member-${randomBytes(8).toString("hex")}`, `unlabelled-${randomBytes(8).toString("hex")}`];
+    const base64 = (text: string) => Buffer.from(text).toString("base64");
+    const sourceSecret = (name: string, token: string, shareable = true): KubeObject => ({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name, namespace: INSTALL_NAMESPACE, ...(shareable ? { labels: { [SHAREABLE_LABEL]: "true" } } : {}) } as KubeObject["metadata"],
+      type: "Opaque",
+      data: { token: base64(token) },
+    });
+    const tokenIn = async (project: string, name = SOURCE) => {
+      const result = await kubectl(["get", "secret", name, "-n", namespaceNameFor(project), "-o", "jsonpath={.data.token}", "--ignore-not-found"]);
+      return result.ok && result.stdout ? Buffer.from(result.stdout, "base64").toString() : undefined;
+    };
+    const shareSecrets = (secrets: string[]) => must(["patch", PROFILE.plural, SHARED_PROFILE, "--type=merge", "-p", JSON.stringify({ spec: { shared: { secrets } } })]);
+    const readyOf = async (name: string) => JSON.parse((await must(["get", PARENT.singular, name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")]}`])) || "{}");
+
+    await step(`56. a Secret labelled ${SHAREABLE_LABEL}=true in ${INSTALL_NAMESPACE} appears in every Project on profile ${SHARED_PROFILE}, with its data, marked as a copy`, async () => {
+      await create(sourceSecret(SOURCE, TOKENS[0]!));
+      await create({ apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name: SHARED_PROFILE }, spec: { shared: { secrets: [SOURCE] } } });
+      for (const name of SHARING) {
+        const spec: Record<string, unknown> = { description: "Created by test/e2e.ts", profile: SHARED_PROFILE };
+        if (name === SHARING[1]) spec["members"] = [{ kind: "User", name: SHARED_MEMBER, role: "edit" }]; // feature: members
+        await create({ ...project(name, "MIT"), spec });
+      }
+      for (const name of SHARING) {
+        await waitForReady(name);
+        assert.equal(await tokenIn(name), TOKENS[0], `the copy in ${namespaceNameFor(name)}`);
+        const copy = JSON.parse(await must(["get", "secret", SOURCE, "-n", namespaceNameFor(name), "-o", "json"]));
+        assert.equal(copy.metadata.labels[SHARED_BY_LABEL], SHARED_PROFILE);
+        assert.equal(copy.metadata.annotations[COPY_OF_ANNOTATION], `${INSTALL_NAMESPACE}/${SOURCE}`);
+        assert.equal(copy.type, "Opaque");
+      }
+    });
+
+    await step(`57. an edit of the source reaches the copy in every Project on ${SHARED_PROFILE}`, async () => {
+      // What the edit costs in hook calls, where the webhook's log can be read: one line per call.
+      const calls = () => (options.webhookLog ? readFileSync(options.webhookLog, "utf8").split("\n").filter((line) => /^POST \/(sync|customize) /.test(line)) : []);
+      const before = calls().length;
+      await must(["patch", "secret", SOURCE, "-n", INSTALL_NAMESPACE, "--type=merge", "-p", JSON.stringify({ data: { token: base64(TOKENS[1]!) } })]);
+      const edited = Date.now();
+      for (const name of SHARING) await eventually(`the copy in ${namespaceNameFor(name)} follows`, async () => (await tokenIn(name)) === TOKENS[1]);
+      log(`     (every copy followed ${((Date.now() - edited) / 1000).toFixed(1)}s after the edit)`);
+      for (const name of SHARING) await must(["wait", readyReason("NamespaceActive"), `${PARENT.singular}/${name}`, `--timeout=${TIMEOUT}`]);
+      if (!options.webhookLog) return;
+      await sleep(3000, undefined, { signal: interrupted });
+      const made = calls().slice(before);
+      const projects = (await must(["get", PARENT.plural, "-o", "name"])).split("\n").filter(Boolean).length;
+      const count = (pattern: RegExp) => made.filter((line) => pattern.test(line)).length;
+      log(`     (the edit cost ${count(/^POST \/sync 200 /)} sync calls answered 200, ${count(/^POST \/sync 304 /)} answered 304 and ${count(/^POST \/customize /)} customize, for ${projects} Projects, ${SHARING.length} of them on ${SHARED_PROFILE})`);
+    });
+
+    // feature: members
+    const SHARING_NAMESPACE = namespaceNameFor(SHARING[1]!);
+    await step(`58. member ${SHARED_MEMBER} of ${SHARING[1]} may write Secrets in ${SHARING_NAMESPACE}, but cannot change, relabel or delete the copy`, async () => {
+      await eventually(`${SHARED_MEMBER} may create secrets`, async () => (await kubectl(["auth", "can-i", "create", "secrets", "-n", SHARING_NAMESPACE, "--as", SHARED_MEMBER])).ok);
+      const as = ["--as", SHARED_MEMBER];
+      assert.match(await refusedTo(as, ["patch", "secret", SOURCE, "-n", SHARING_NAMESPACE, "--type=merge", "-p", JSON.stringify({ data: { token: base64("mine") } })]), OWNERSHIP_REFUSAL);
+      assert.match(await refusedTo(as, ["label", "secret", SOURCE, "-n", SHARING_NAMESPACE, "controller-uid-"]), OWNERSHIP_REFUSAL);
+      const refusal = await refusedTo(as, ["delete", "secret", SOURCE, "-n", SHARING_NAMESPACE]);
+      assert.match(refusal, OWNERSHIP_REFUSAL);
+      log(`     (${refusal.split("\n")[0]?.slice(0, 300)})`);
+      assert.equal(await tokenIn(SHARING[1]!), TOKENS[1]);
+    });
+
+    const PREMADE = `e2e-${RUN}-premade`;
+    await step(`59. a Secret ${PREMADE} that ${SHARED_MEMBER} made before the profile shared that name is never taken over: ${SHARING[1]} says so, and gets the copy once it is gone`, async () => {
+      const own: KubeObject = { apiVersion: "v1", kind: "Secret", metadata: { name: PREMADE, namespace: SHARING_NAMESPACE }, type: "Opaque", data: { token: base64(TOKENS[2]!) } };
+      await must(["create", "-f", "-", "--as", SHARED_MEMBER], stringify(own));
+      created.push(own);
+      await create(sourceSecret(PREMADE, TOKENS[1]!));
+      await shareSecrets([SOURCE, PREMADE]);
+      await eventually(`the copy of ${PREMADE} in ${namespaceNameFor(SHARING[0]!)}`, async () => (await tokenIn(SHARING[0]!, PREMADE)) === TOKENS[1]);
+      await must(["wait", readyReason("WaitingForSharedObjects"), `${PARENT.singular}/${SHARING[1]}`, `--timeout=${TIMEOUT}`]);
+      const { message } = await readyOf(SHARING[1]!);
+      assert.match(message, new RegExp(`Secret ${PREMADE} to be as ProjectProfile ${SHARED_PROFILE} shares them \\(where an object of that name is already in Namespace ${SHARING_NAMESPACE} and is no copy, it is left as it is`));
+      log(`     (${message})`);
+      // A moment later, still the member's, whole.
+      await sleep(3000, undefined, { signal: interrupted });
+      const theirs = JSON.parse(await must(["get", "secret", PREMADE, "-n", SHARING_NAMESPACE, "-o", "json"]));
+      assert.equal(Buffer.from(theirs.data.token, "base64").toString(), TOKENS[2]);
+      assert.equal(theirs.metadata.labels?.["controller-uid"], undefined);
+      assert.equal(theirs.metadata.labels?.[SHARED_BY_LABEL], undefined);
+      // Gone, it is copied at the Project's next sync: here an admin's touch of it.
+      await must(["delete", "secret", PREMADE, "-n", SHARING_NAMESPACE, "--as", SHARED_MEMBER]);
+      await must(["annotate", PARENT.singular, SHARING[1]!, `e2e.${GROUP}/nudged=${Date.now()}`, "--overwrite"]);
+      await eventually(`the copy of ${PREMADE} in ${SHARING_NAMESPACE}`, async () => (await tokenIn(SHARING[1]!, PREMADE)) === TOKENS[1]);
+      await must(["wait", readyReason("NamespaceActive"), `${PARENT.singular}/${SHARING[1]}`, `--timeout=${TIMEOUT}`]);
+    });
+    // end feature: members
+
+    const UNLABELLED = `e2e-${RUN}-unlabelled`;
+    await step(`60. a Secret in ${INSTALL_NAMESPACE} without the label ${SHAREABLE_LABEL}=true is not copied, though the profile names it: SharedSourceMissing`, async () => {
+      await create(sourceSecret(UNLABELLED, TOKENS[3]!, false));
+      await shareSecrets([SOURCE, UNLABELLED]);
+      await must(["wait", readyReason("SharedSourceMissing"), `${PARENT.singular}/${SHARING[0]}`, `--timeout=${TIMEOUT}`]);
+      for (const name of SHARING) assert.equal(await tokenIn(name, UNLABELLED), undefined, `a copy of ${UNLABELLED} in ${namespaceNameFor(name)}`);
+      assert.equal(await tokenIn(SHARING[0]!), TOKENS[1], "the other copy stays");
+    });
+
+    await step(`61. taken out of the profile, the copies go from every Project on ${SHARED_PROFILE}`, async () => {
+      await shareSecrets([]);
+      for (const name of SHARING) {
+        for (const secret of [SOURCE, PREMADE]) await eventually(`${secret} goes from ${namespaceNameFor(name)}`, async () => (await tokenIn(name, secret)) === undefined);
+        await waitForReady(name);
+      }
+    });
+
+    await step("62. the webhook's log holds none of the shared Secrets' data", async () => {
+      if (!options.webhookLog) return log("     (not checked: WEBHOOK_LOG names no log of the webhook's)");
+      const text = readFileSync(options.webhookLog, "utf8");
+      for (const token of TOKENS) {
+        assert.ok(!text.includes(token) && !text.includes(base64(token)), "a shared Secret's data is in the webhook's log");
+      }
+      log(`     (${text.split("\n").length} lines, none with a token)`);
+      if (!options.metacontrollerLog) return;
+      const theirs = readFileSync(options.metacontrollerLog, "utf8");
+      const leaked = TOKENS.filter((token) => theirs.includes(base64(token)));
+      log(`     (Metacontroller's own log ${leaked.length ? `holds ${leaked.length} of the ${TOKENS.length} tokens, base64: its level prints hook bodies` : "holds none of them"})`);
+    });
+    // end feature: shared
     // feature: members
     // As a developer with only the requester role, or a member of a Project:
     // SELF_SERVED is the attacker's own Project (DEVELOPER its admin,
@@ -1725,6 +1858,8 @@ if (import.meta.filename === process.argv[1]) {
     apiProxy: () => kubectlProxy(process.env["KUBECTL"] || undefined),
     plugin: pluginProcess(process.env["KUBECTL"] || undefined),
     webhookUrl: process.env["WEBHOOK_URL"],
+    webhookLog: process.env["WEBHOOK_LOG"] || undefined,
+    metacontrollerLog: process.env["METACONTROLLER_LOG"] || undefined,
     requireCluster: process.env["E2E_REQUIRE_CLUSTER"] === "1",
     interrupted: interrupted.signal,
     cleanupInterrupted: cleanupInterrupted.signal,

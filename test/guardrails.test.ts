@@ -43,8 +43,10 @@ describe("guardrails: the names", () => {
   });
 
   test("customize asks for the Project's profile by name, default unless it names one, so that every edit of it syncs the Project", () => {
-    assert.deepEqual(customize(project("test")).relatedResources.at(-1), { apiVersion: API_VERSION, resource: PROFILE.plural, names: ["default"] });
-    assert.deepEqual(customize(project("test", { spec: { profile: "gold" } })).relatedResources.at(-1), { apiVersion: API_VERSION, resource: PROFILE.plural, names: ["gold"] });
+    // Other features ask for the same profile, and for more: the one rule is there, once.
+    const profileRules = (spec?: NonNullable<Project["spec"]>) => customize(project("test", spec ? { spec } : {})).relatedResources.filter((rule) => rule.resource === PROFILE.plural);
+    assert.deepEqual(profileRules(), [{ apiVersion: API_VERSION, resource: PROFILE.plural, names: ["default"] }]);
+    assert.deepEqual(profileRules({ profile: "gold" }), [{ apiVersion: API_VERSION, resource: PROFILE.plural, names: ["gold"] }]);
   });
 });
 

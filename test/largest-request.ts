@@ -40,6 +40,7 @@ import { BUILT_IN_PROFILE, DEFAULT_PROFILE, PROFILE, PROFILES } from "../feature
 import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
 import { BUDGET, BUDGETS, BUILT_IN_BUDGET, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SPENT_LABEL, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
 import { INTEGRATION_NAME_MAX_LENGTH, JOBS, OUTPUTS_ANNOTATION, PARAMETERS_MAX_CHARACTERS, REPORT_MAX_CHARACTERS } from "../features/integrations.ts"; // feature: integrations
+import { CONFIG_MAPS as SHARED_CONFIG_MAPS, SECRETS as SHARED_SECRETS } from "../features/shared.ts"; // feature: shared
 import { GROUP_OF_KIND } from "./helpers.ts";
 import { CLIENT_SIDE_APPLY_ANNOTATION, goJson, readManifest } from "./manifest.ts";
 
@@ -229,6 +230,12 @@ export function largestLegalRequest() {
   profile.spec.integrations = MOST_INTEGRATIONS; // feature: integrations
   related[PROFILES] = { [DEFAULT_PROFILE]: appliedByKubectl(profile) };
   // end feature: guardrails
+  // feature: shared
+  // Shareable sources are the admins' alone, and k8s.yaml ships none: each
+  // byte of one costs every request about three (docs/operating.md).
+  related[SHARED_SECRETS] = {};
+  related[SHARED_CONFIG_MAPS] = {};
+  // end feature: shared
   // feature: budget
   related[BUDGETS] = { [BUDGET.name]: appliedByKubectl({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: BUDGET.name }, spec: BUILT_IN_BUDGET }) };
   related[PLACES] = largestPlaces(parent.metadata.annotations[REQUESTER_ANNOTATION]);

@@ -14,7 +14,7 @@ import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { Job } from "kubernetes-models/batch/v1"; // feature: integrations
-import { ConfigMap, LimitRange, Namespace, ResourceQuota, Service, ServiceAccount } from "kubernetes-models/v1";
+import { ConfigMap, LimitRange, Namespace, ResourceQuota, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
 import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
@@ -227,7 +227,8 @@ describe("manifest: built-in objects validate against the published Kubernetes s
     ClusterRoleBinding,
     Role,
     Job, // feature: integrations
-    ServiceAccount, // feature: integrations
+    ServiceAccount, // feature: integrations, shared
+    Secret, // feature: shared
     ConfigMap,
     Service,
     Deployment,

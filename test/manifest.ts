@@ -85,8 +85,10 @@ export type Code = Record<string, Record<string, string>>;
 // that uses exactly the parts of the packages the webhook does. What both
 // entries reach, those parts, goes to one shared chunk, which webhook.mjs
 // imports as ./dependencies.mjs. The copy's own output is not shipped.
+// Symlinks are kept as they are, so that a checkout whose node_modules is a
+// link to another checkout's bundles the same bytes, paths in comments too.
 export async function bundleWebhook(): Promise<Code> {
-  const common = { absWorkingDir: root, bundle: true, platform: "node", format: "esm", target: "node24", write: false } as const;
+  const common = { absWorkingDir: root, preserveSymlinks: true, bundle: true, platform: "node", format: "esm", target: "node24", write: false } as const;
   const ours = await build({ ...common, entryPoints: ["main.ts"], packages: "external" });
   const { outputFiles } = await build({
     ...common,

@@ -1,0 +1,349 @@
+// The shared feature (features/shared.ts): what every Project on a profile
+// gets a copy of in its Namespace, kept equal to its source and to the
+// profile, never lost to a profile or source that cannot be read, and a
+// Secret's data never in what sync says.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import * as v from "valibot";
+import { API_VERSION, ObservedChildren, RelatedObjects, SyncRequest, customize, sync, type Child, type SyncResponse } from "../sync.ts";
+import { PROFILES as GUARDRAIL_PROFILES } from "../features/guardrails.ts";
+import {
+  CONFIG_MAPS,
+  COPY_OF_ANNOTATION,
+  INSTALL_NAMESPACE,
+  MAX_SHARED,
+  PROFILES,
+  ROLES,
+  ROLE_BINDINGS,
+  SECRETS,
+  SERVICE_ACCOUNTS,
+  SHAREABLE_LABEL,
+  SHARED_BY_LABEL,
+  SHARED_RULES,
+  SOURCE_MAX_BYTES,
+  goJsonBytes,
+  shared,
+} from "../features/shared.ts";
+import { SETTLED, at, escaped, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { readManifest } from "./manifest.ts";
+
+const SHOP = namespaceOf("shop");
+// What must never show anywhere but in the Secret and its copy: base64 of "hunter2-registry-token".
+const TOKEN = "aHVudGVyMi1yZWdpc3RyeS10b2tlbg==";
+const OTHER_TOKEN = "c2Vjb25kLXRva2Vu";
+
+type Source = { kind: "Secret" | "ConfigMap"; name: string; data?: Record<string, string>; type?: string; labels?: Record<string, string>; binaryData?: Record<string, string> };
+const secret = (name: string, data: Record<string, string> = { ".dockerconfigjson": TOKEN }, type = "kubernetes.io/dockerconfigjson"): Source => ({ kind: "Secret", name, data, type });
+const configMap = (name: string, data: Record<string, string> = { "ca.crt": "-----BEGIN CERTIFICATE-----" }): Source => ({ kind: "ConfigMap", name, data });
+
+/** What customize's rules picked up: the profile `default` with this spec.shared, and these sources in the install's Namespace, shareable unless their labels say otherwise. */
+function withSources(sharedSpec: unknown, sources: Source[] = [], profile = "default"): RelatedObjects {
+  const objects = related({}, { [profile]: sharedSpec === undefined ? {} : { shared: sharedSpec } });
+  objects[SECRETS] = {};
+  objects[CONFIG_MAPS] = {};
+  for (const { kind, name, labels = { [SHAREABLE_LABEL]: "true" }, ...fields } of sources) {
+    (objects[kind === "Secret" ? SECRETS : CONFIG_MAPS] as Record<string, unknown>)[`${INSTALL_NAMESPACE}/${name}`] = {
+      apiVersion: "v1",
+      kind,
+      metadata: { name, namespace: INSTALL_NAMESPACE, labels },
+      ...fields,
+    };
+  }
+  return objects;
+}
+
+const active = () => namespaces({ [SHOP]: "Active" });
+const shop = (profile?: string) => project("shop", { spec: profile ? { profile } : {}, status: SETTLED });
+const COPY_KINDS = ["Secret", "ConfigMap", "ServiceAccount", "Role", "RoleBinding"];
+/** The copies an answer asks for: this feature's, by its label. */
+const copiesIn = (answer: SyncResponse) =>
+  answer.children.filter((child) => COPY_KINDS.includes(child.kind) && (child.metadata as { labels?: Record<string, string> }).labels?.[SHARED_BY_LABEL] !== undefined) as (Child & Record<string, any>)[];
+const named = (answer: SyncResponse) => copiesIn(answer).map((child) => `${child.kind} ${child.metadata.name}`);
+/** The children once Metacontroller has applied every copy the answer asks for. */
+const applied = (answer: SyncResponse, children: ObservedChildren = active()) => withObserved(children, copiesIn(answer));
+
+describe("shared: the names", () => {
+  test("the profile is the guardrails' ProjectProfile, and the install's Namespace is k8s.yaml's first", () => {
+    assert.equal(PROFILES, GUARDRAIL_PROFILES);
+    assert.equal(PROFILES, `ProjectProfile.${API_VERSION}`);
+    const { objects } = readManifest();
+    assert.equal(objects.find((object) => object?.kind === "Namespace")?.metadata.name, INSTALL_NAMESPACE);
+  });
+
+  test("each kind it copies is a group of children the CompositeController owns", () => {
+    for (const group of [SECRETS, CONFIG_MAPS, SERVICE_ACCOUNTS, ROLES, ROLE_BINDINGS]) assert.ok(group in ObservedChildren.entries, group);
+  });
+
+  test("customize asks for the shareable Secrets and ConfigMaps by their label, in the install's Namespace alone, and for the profile once", () => {
+    const rules = customize(project("shop", { spec: { profile: "gold" } })).relatedResources;
+    for (const resource of ["secrets", "configmaps"]) {
+      assert.deepEqual(
+        rules.filter((rule) => rule.resource === resource),
+        [{ apiVersion: "v1", resource, namespace: INSTALL_NAMESPACE, labelSelector: { matchLabels: { [SHAREABLE_LABEL]: "true" } } }],
+      );
+    }
+    assert.deepEqual(rules.filter((rule) => rule.resource === "projectprofiles"), [{ apiVersion: API_VERSION, resource: "projectprofiles", names: ["gold"] }]);
+  });
+
+});
+
+describe("shared: copies of the profile's sources", () => {
+  test("a profile that shares nothing gives no copy", () => {
+    assert.deepEqual(named(sync(shop(), active(), withSources(undefined, [secret("registry")]), at)), []);
+  });
+
+  test("a shared Secret is copied into the Project's Namespace with its type and data, labelled with its profile and annotated with its source", () => {
+    const answer = sync(shop(), active(), withSources({ secrets: ["registry"] }, [secret("registry")]), at);
+    assert.deepEqual(copiesIn(answer), [
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "registry", namespace: SHOP, labels: { [SHARED_BY_LABEL]: "default" }, annotations: { [COPY_OF_ANNOTATION]: `${INSTALL_NAMESPACE}/registry` } },
+        type: "kubernetes.io/dockerconfigjson",
+        data: { ".dockerconfigjson": TOKEN },
+      },
+    ]);
+  });
+
+  test("a shared ConfigMap is copied with its data and binaryData", () => {
+    const source = { ...configMap("ca-bundle"), binaryData: { "ca.der": "AAEC" } };
+    const [copy] = copiesIn(sync(shop(), active(), withSources({ configMaps: ["ca-bundle"] }, [source]), at));
+    assert.deepEqual([copy?.kind, copy?.data, copy?.binaryData, copy?.type], ["ConfigMap", source.data, source.binaryData, undefined]);
+  });
+
+  test("the copies come in the answer that asks for the Namespace where Metacontroller makes them after it, the ConfigMap, made before it, in the next", () => {
+    const related = withSources({ secrets: ["registry"], configMaps: ["ca-bundle"], serviceAccounts: ["deployer"] }, [secret("registry"), configMap("ca-bundle")]);
+    assert.deepEqual(named(sync(project("shop"), namespaces(), related, at)), ["Secret registry", "ServiceAccount deployer"]);
+    assert.deepEqual(named(sync(project("shop"), active(), related, at)), ["Secret registry", "ConfigMap ca-bundle", "ServiceAccount deployer"]);
+  });
+
+  test("once every copy is as its source, the Project is Ready and says how many it has", () => {
+    const related = withSources({ secrets: ["registry"], configMaps: ["ca-bundle"] }, [secret("registry"), configMap("ca-bundle")]);
+    const observed = applied(sync(shop(), active(), related, at));
+    assert.deepEqual(verdict(sync(shop(), observed, related, at)), {
+      status: "True",
+      reason: "NamespaceActive",
+      message: `Namespace ${SHOP} is Active, with 2 shared objects from ProjectProfile default.`,
+    });
+  });
+
+  test("an edited source is followed: the copy asks for the new data, and the Project waits for it", () => {
+    const before = withSources({ secrets: ["registry"] }, [secret("registry")]);
+    const observed = applied(sync(shop(), active(), before, at));
+    const after = withSources({ secrets: ["registry"] }, [secret("registry", { ".dockerconfigjson": OTHER_TOKEN })]);
+    const answer = sync(shop(), observed, after, at);
+    assert.deepEqual(copiesIn(answer)[0]?.data, { ".dockerconfigjson": OTHER_TOKEN });
+    assert.deepEqual([ready(answer).reason, ready(answer).message], ["WaitingForSharedObjects", `Namespace ${SHOP} is Active; waiting for Secret registry to be as ProjectProfile default shares them.`]);
+  });
+
+  test("a key taken out of the source, or added to it, is not yet as asked while the copy differs", () => {
+    const two = withSources({ secrets: ["registry"] }, [secret("registry", { a: TOKEN, b: OTHER_TOKEN }, "Opaque")]);
+    const one = withSources({ secrets: ["registry"] }, [secret("registry", { a: TOKEN }, "Opaque")]);
+    assert.equal(ready(sync(shop(), applied(sync(shop(), active(), two, at)), one, at)).reason, "WaitingForSharedObjects");
+    assert.equal(ready(sync(shop(), applied(sync(shop(), active(), one, at)), two, at)).reason, "WaitingForSharedObjects");
+  });
+
+  test("taken out of the profile, a copy is no longer asked for, so Metacontroller deletes it, and the Project waits for that", () => {
+    const sharing = withSources({ secrets: ["registry"] }, [secret("registry")]);
+    const observed = applied(sync(shop(), active(), sharing, at));
+    const answer = sync(shop(), observed, withSources({}, [secret("registry")]), at);
+    assert.deepEqual(named(answer), []);
+    assert.match(ready(answer).message, /waiting for Secret registry to be removed/);
+  });
+
+  test("a Secret not labelled shareable is never copied, even if it arrives", () => {
+    const answer = sync(shop(), active(), withSources({ secrets: ["registry"] }, [{ ...secret("registry"), labels: { [SHAREABLE_LABEL]: "false" } }]), at);
+    assert.deepEqual(named(answer), []);
+    assert.equal(ready(answer).reason, "SharedSourceMissing");
+  });
+
+  test("a source in another namespace is no source", () => {
+    const related = withSources({ secrets: ["registry"] });
+    related[SECRETS] = { [`${SHOP}/registry`]: { apiVersion: "v1", kind: "Secret", metadata: { name: "registry", labels: { [SHAREABLE_LABEL]: "true" } }, data: { x: TOKEN } } };
+    assert.deepEqual(named(sync(shop(), active(), related, at)), []);
+  });
+
+  test("SharedSourceMissing: a copy whose source is gone is kept as it is, and none is made where there is none", () => {
+    const observed = applied(sync(shop(), active(), withSources({ secrets: ["registry"] }, [secret("registry")]), at));
+    const gone = withSources({ secrets: ["registry", "other"] });
+    const answer = sync(shop(), observed, gone, at);
+    assert.deepEqual(copiesIn(answer).map((copy) => [copy.metadata.name, copy.data]), [["registry", { ".dockerconfigjson": TOKEN }]]);
+    assert.deepEqual(verdict(answer), {
+      status: "False",
+      reason: "SharedSourceMissing",
+      message:
+        `ProjectProfile default shares into Namespace ${SHOP} what cannot be copied: Secret ${INSTALL_NAMESPACE}/registry does not exist, or is not labelled ${SHAREABLE_LABEL}=true, so its copy is kept as it is; ` +
+        `Secret ${INSTALL_NAMESPACE}/other does not exist, or is not labelled ${SHAREABLE_LABEL}=true, so its copy is not made. A cluster admin must create, label or fix the source, or take it out of the profile.`,
+    });
+  });
+
+  test("SharedSourceUnusable: a ServiceAccount token, or a source too large for a copy's annotations, is not copied", () => {
+    const token = secret("token", { token: TOKEN }, "kubernetes.io/service-account-token");
+    const large = configMap("large", { big: "x".repeat(SOURCE_MAX_BYTES) });
+    const answer = sync(shop(), active(), withSources({ secrets: ["token"], configMaps: ["large"] }, [token, large]), at);
+    assert.deepEqual(named(answer), []);
+    assert.equal(ready(answer).reason, "SharedSourceUnusable");
+    assert.match(ready(answer).message, new RegExp(`Secret ${escaped(INSTALL_NAMESPACE)}/token is of a type that cannot be copied .*ConfigMap ${escaped(INSTALL_NAMESPACE)}/large is larger than the ${SOURCE_MAX_BYTES / 1024} KiB`));
+  });
+
+  test("a source just within the limit is copied; the limit counts what Go's JSON writes, six bytes for a <", () => {
+    const fits = configMap("fits", { k: "x".repeat(SOURCE_MAX_BYTES - 7) });
+    assert.equal(goJsonBytes(fits.data!), SOURCE_MAX_BYTES);
+    assert.deepEqual(named(sync(shop(), active(), withSources({ configMaps: ["fits"] }, [fits]), at)), ["ConfigMap fits"]);
+    assert.equal(goJsonBytes({ k: "<" }), 1 + 3 + 6 + 3);
+    assert.equal(goJsonBytes({ k: "é\n" }), 1 + 3 + 2 + 2 + 3);
+  });
+
+  test("a Secret whose source changed type is left out of one answer, so that Metacontroller deletes it, then made afresh", () => {
+    const observed = applied(sync(shop(), active(), withSources({ secrets: ["registry"] }, [secret("registry")]), at));
+    const changed = withSources({ secrets: ["registry"] }, [secret("registry", { token: TOKEN }, "Opaque")]);
+    const answer = sync(shop(), observed, changed, at);
+    assert.deepEqual(named(answer), []);
+    assert.equal(ready(answer).reason, "RemakingSharedObjects");
+  });
+});
+
+describe("shared: ServiceAccounts, Roles and RoleBindings", () => {
+  const rules = [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list"] }];
+  const workload = { serviceAccounts: ["deployer"], roles: [{ name: "reader", rules }], roleBindings: [{ name: "deployer-reads", role: "reader", serviceAccounts: ["deployer"] }] };
+
+  test("a ServiceAccount and a Role are made as the profile says", () => {
+    const copies = copiesIn(sync(shop(), active(), withSources(workload), at));
+    assert.deepEqual(copies.map((copy) => [copy.kind, copy.metadata.name, copy.rules]), [
+      ["ServiceAccount", "deployer", undefined],
+      ["Role", "reader", rules],
+    ]);
+  });
+
+  test("a RoleBinding to a Role waits for that Role's copy: never a Role a member made under its name", () => {
+    const first = sync(shop(), active(), withSources(workload), at);
+    assert.ok(!named(first).includes("RoleBinding deployer-reads"));
+    assert.match(ready(first).message, /RoleBinding deployer-reads/);
+    const binding = copiesIn(sync(shop(), applied(first), withSources(workload), at)).find((copy) => copy.kind === "RoleBinding");
+    assert.deepEqual([binding?.roleRef, binding?.subjects], [
+      { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reader" },
+      [{ kind: "ServiceAccount", name: "deployer", namespace: SHOP }],
+    ]);
+  });
+
+  test("a RoleBinding to a ClusterRole grants it to the Project's own ServiceAccounts at once", () => {
+    const spec = { roleBindings: [{ name: "ci-view", clusterRole: "view", serviceAccounts: ["ci", "deployer"] }] };
+    const [binding] = copiesIn(sync(shop(), active(), withSources(spec), at));
+    assert.deepEqual(binding?.subjects.map((subject: { namespace: string }) => subject.namespace), [SHOP, SHOP]);
+    assert.deepEqual(binding?.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" });
+  });
+
+  test("a RoleBinding whose role the profile changes is left out of one answer, and made afresh", () => {
+    const viewing = withSources({ roleBindings: [{ name: "ci", clusterRole: "view", serviceAccounts: ["ci"] }] });
+    const observed = applied(sync(shop(), active(), viewing, at));
+    const editing = withSources({ roleBindings: [{ name: "ci", clusterRole: "edit", serviceAccounts: ["ci"] }] });
+    const answer = sync(shop(), observed, editing, at);
+    assert.deepEqual(named(answer), []);
+    assert.equal(ready(answer).reason, "RemakingSharedObjects");
+  });
+
+  // feature: members
+  test("a shared RoleBinding is not the members' access: members still wait for the guardrails", () => {
+    const guarded = related({}, { default: { resourceQuota: { hard: { pods: "1" } }, shared: { roleBindings: [{ name: "ci", clusterRole: "view", serviceAccounts: ["ci"] }] } } });
+    guarded[SECRETS] = {};
+    guarded[CONFIG_MAPS] = {};
+    const spec = { members: [{ kind: "User", name: "dana", role: "admin" }] };
+    const first = sync(project("shop", { spec }), active(), guarded, at);
+    const observed = withObserved(active(), copiesIn(first));
+    const answer = sync(project("shop", { spec }), observed, guarded, at);
+    assert.deepEqual(answer.children.filter((child) => child.kind === "RoleBinding").map((child) => child.metadata.name), ["ci"]);
+  });
+  // end feature: members
+});
+
+describe("shared: what a profile may not share", () => {
+  const broken: [string, unknown, string][] = [
+    ["a name that is no DNS label", { secrets: ["Registry"] }, SHARED_RULES.name],
+    ["default, which every Namespace has", { serviceAccounts: ["default"] }, SHARED_RULES.reserved],
+    ["a name of the guardrails' and members' project-*", { roles: [{ name: "project-quota", rules: [{ verbs: ["get"] }] }] }, SHARED_RULES.reserved],
+    ["a name of Kubernetes' kube-*", { configMaps: ["kube-root-ca"] }, SHARED_RULES.reserved],
+    ["the integrations' Role and RoleBinding", { roleBindings: [{ name: "integrations", clusterRole: "view", serviceAccounts: ["ci"] }] }, SHARED_RULES.reserved],
+    ["a name twice", { secrets: ["a", "a"] }, SHARED_RULES.unique],
+    [`more than ${MAX_SHARED}`, { secrets: Array.from({ length: MAX_SHARED + 1 }, (_, index) => `s${index}`) }, SHARED_RULES.most],
+    ["a Role without verbs", { roles: [{ name: "r", rules: [{ resources: ["pods"] }] }] }, SHARED_RULES.rules],
+    ["a Role without rules", { roles: [{ name: "r", rules: [] }] }, SHARED_RULES.rules],
+    ["a RoleBinding with both role and clusterRole", { roles: [{ name: "r", rules: [{ verbs: ["get"] }] }], roleBindings: [{ name: "b", role: "r", clusterRole: "view", serviceAccounts: ["ci"] }] }, SHARED_RULES.roleRef],
+    ["a RoleBinding with neither", { roleBindings: [{ name: "b", serviceAccounts: ["ci"] }] }, SHARED_RULES.roleRef],
+    ["a RoleBinding to a Role the profile does not share", { roleBindings: [{ name: "b", role: "members-role", serviceAccounts: ["ci"] }] }, SHARED_RULES.roleRef],
+    ["a RoleBinding to no ServiceAccount", { roleBindings: [{ name: "b", clusterRole: "view", serviceAccounts: [] }] }, SHARED_RULES.subjects],
+    ["a RoleBinding to a ServiceAccount of another namespace", { roleBindings: [{ name: "b", clusterRole: "view", serviceAccounts: ["kube-system:admin"] }] }, SHARED_RULES.subjects],
+    ["a list that is no list", { secrets: "registry" }, ""],
+  ];
+  for (const [what, spec, rule] of broken) {
+    test(`InvalidSharedObjects: ${what}; the copies are kept as they are`, () => {
+      const observed = applied(sync(shop(), active(), withSources({ secrets: ["registry"] }, [secret("registry")]), at));
+      const answer = sync(shop(), observed, withSources(spec, [secret("registry", { other: OTHER_TOKEN })]), at);
+      assert.equal(ready(answer).reason, "InvalidSharedObjects");
+      assert.match(ready(answer).message, new RegExp(`^ProjectProfile default breaks its rules \\(spec\\.shared.*${escaped(rule)}.*\\), so the shared objects in Namespace ${SHOP} are left as they are`));
+      assert.deepEqual(copiesIn(answer).map((copy) => [copy.metadata.name, copy.data]), [["registry", { ".dockerconfigjson": TOKEN }]]);
+    });
+  }
+
+  test("InvalidSharedObjects: a profile that shares objects under a name longer than a label holds, which every copy carries", () => {
+    const long = "p".repeat(64);
+    const answer = sync(shop(long), active(), withSources({ secrets: ["registry"] }, [secret("registry")], long), at);
+    assert.deepEqual([ready(answer).reason, named(answer)], ["InvalidSharedObjects", []]);
+    assert.match(ready(answer).message, new RegExp(escaped(SHARED_RULES.profileName)));
+    assert.deepEqual(named(sync(shop("p".repeat(63)), active(), withSources({ secrets: ["registry"] }, [secret("registry")], "p".repeat(63)), at)), ["Secret registry"]);
+  });
+
+  test("InvalidSharedObjects is a refusal the webhook logs", () => {
+    assert.deepEqual(shared.refusals, ["InvalidSharedObjects"]);
+  });
+
+  test("a missing profile, the guardrails' to report, keeps every copy as it is", () => {
+    const observed = applied(sync(shop("gold"), active(), withSources({ secrets: ["registry"] }, [secret("registry")], "gold"), at));
+    const answer = sync(shop("gold"), observed, withSources({}, [secret("registry")], "other"), at);
+    assert.equal(ready(answer).reason, "ProfileNotFound");
+    assert.deepEqual(named(answer), ["Secret registry"]);
+  });
+});
+
+describe("shared: a request whose Secrets cannot be read", () => {
+  test("is refused in words that never echo what the Secret holds", () => {
+    for (const data of [{ token: 42 }, TOKEN]) {
+      const request = { parent: shop(), children: active(), related: withSources({ secrets: ["registry"] }) } as Record<string, any>;
+      request["related"][SECRETS][`${INSTALL_NAMESPACE}/registry`] = { apiVersion: "v1", kind: "Secret", metadata: { name: "registry", labels: { [SHAREABLE_LABEL]: "true" } }, data };
+      const checked = v.safeParse(SyncRequest, request);
+      assert.equal(checked.success, false);
+      const messages = JSON.stringify(checked.issues?.map((issue) => issue.message));
+      assert.ok(!messages.includes(TOKEN) && !messages.includes("42"), messages);
+    }
+  });
+});
+
+describe("shared: what a member cannot do with it", () => {
+  test("an object a member made under a shared name is never taken over: sync only asks for the copy, and says the name is taken where no copy is", () => {
+    // Not a child: without the Project's controller-uid label, which only
+    // Metacontroller may write, Metacontroller neither adopts nor changes it.
+    const answer = sync(shop(), active(), withSources({ secrets: ["registry"] }, [secret("registry")]), at);
+    assert.equal(ready(answer).reason, "WaitingForSharedObjects");
+    assert.match(ready(answer).message, new RegExp(`where an object of that name is already in Namespace ${escaped(SHOP)} and is no copy, it is left as it is and its copy is not made: delete it, or take the name out of the profile`));
+  });
+
+  test("a Secret's data never shows in the status, whatever sync says", () => {
+    // Every reason this feature gives: waiting to copy, to follow an edit, Ready, a source missing or unusable, a type to remake, a profile that breaks the rules.
+    const token = secret("token", { token: OTHER_TOKEN }, "kubernetes.io/service-account-token");
+    const before = [secret("registry"), token];
+    const edited = [secret("registry", { ".dockerconfigjson": OTHER_TOKEN }), token];
+    const retyped = [secret("registry", { x: OTHER_TOKEN }, "Opaque"), token];
+    const observed = applied(sync(shop(), active(), withSources({ secrets: ["registry"] }, before), at));
+    const reasons = new Set<string>();
+    for (const spec of [{ secrets: ["registry"] }, { secrets: ["registry", "token"] }, { secrets: ["registry", "gone"] }, { secrets: ["Registry"] }, {}]) {
+      for (const children of [active(), observed]) {
+        for (const sources of [before, edited, retyped]) {
+          const { status } = sync(shop(), children, withSources(spec, sources), at);
+          reasons.add(status.conditions[0]!.reason);
+          const text = JSON.stringify(status);
+          for (const secretText of [TOKEN, OTHER_TOKEN, Buffer.from(TOKEN, "base64").toString()]) assert.ok(!text.includes(secretText), `${JSON.stringify(spec)}: ${text}`);
+        }
+      }
+    }
+    assert.deepEqual([...reasons].sort(), ["InvalidSharedObjects", "NamespaceActive", "RemakingSharedObjects", "SharedSourceMissing", "SharedSourceUnusable", "WaitingForSharedObjects"]);
+  });
+});
