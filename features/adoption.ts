@@ -26,6 +26,9 @@ import type { Feature } from "../sync.ts";
 // The label Metacontroller claims a Project's children by. Spelled out, not
 // taken from sync.ts: a feature imports only types from it.
 export const CLAIM_LABEL = "controller-uid";
+// The Projects by resource and group: a cluster may have another kind named
+// Project, which a bare `kubectl get project` could pick instead.
+export const PROJECTS = "projects.agrrh.com";
 
 export const adoption: Feature = {
   spec: {},
@@ -41,7 +44,7 @@ export const adoption: Feature = {
     if ((namespace.metadata.ownerReferences ?? []).length > 0 || namespace.status?.phase === "Terminating") return undefined;
     const claimed = namespace.metadata.labels?.[CLAIM_LABEL];
     if (claimed !== undefined && claimed === project.metadata.uid) return undefined;
-    const uid = `$(kubectl get ${String(project["kind"]).toLowerCase()} ${project.metadata.name} -o jsonpath='{.metadata.uid}')`;
+    const uid = `$(kubectl get ${PROJECTS} ${project.metadata.name} -o jsonpath='{.metadata.uid}')`;
     const overwrite = claimed === undefined ? "" : " --overwrite";
     return (
       `A cluster admin may bring it under this Project instead, with all it holds, once nothing in it is named like this Project's objects ` +

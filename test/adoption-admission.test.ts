@@ -122,6 +122,22 @@ describe("adoption: a Namespace comes under the Project of its name alone", () =
     assert.equal(owning(owned, renamed, "pat", [ADMINISTER]).allowed, false);
   });
 
+  test("an owner of another kind with a Project's name and uid, rewritten as that Project's, counts as new, and is refused", () => {
+    const unclaimed = namespace("payments", {});
+    const disguised = { ...unclaimed, metadata: { ...unclaimed.metadata, ownerReferences: [{ apiVersion: "example.invalid/v1", kind: "Thing", name: "legacy", uid: "uid-of-legacy" }] } };
+    assert.equal(owning(unclaimed, disguised, "dana", []).allowed, true, "a Thing is no Project");
+    assert.equal(owning(disguised, namespace("payments", {}, "legacy"), "dana", []).allowed, false);
+  });
+
+  test("an owner of another kind carrying the uid of the claim label is refused, an admin's too: Metacontroller would claim the Namespace by it", () => {
+    const claimed = namespaceNameFor("other");
+    const before = namespace(claimed, { [CLAIM_LABEL]: "uid-of-legacy" });
+    const byThing = { ...before, metadata: { ...before.metadata, ownerReferences: [{ apiVersion: "example.invalid/v1", kind: "Thing", name: "t", uid: "uid-of-legacy", controller: true }] } };
+    const { allowed, message } = owning(before, byThing, "pat", [ADMINISTER]);
+    assert.equal(allowed, false);
+    assert.match(String(message), /cannot have an owner of another kind than Project with the uid its\s+controller-uid label carries/);
+  });
+
   test("a Namespace owned by something else than a Project is no concern of the guard", () => {
     const byDeployment = { ...namespace("payments", {}), metadata: { name: "payments", ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "x", uid: "u" }] } };
     assert.equal(admit(namespaceOwner, { operation: "UPDATE", resource: { group: "", resource: "namespaces" }, kind: "Namespace", name: "payments", object: byDeployment, oldObject: namespace("payments", {}), username: "dana", authorized: [] }).matched, false);

@@ -2,17 +2,21 @@
 // nobody owns, and that, once adopted, the Namespace is the Project's.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { PARENT, sync } from "../sync.ts";
-import { CLAIM_LABEL } from "../features/adoption.ts";
+import { GROUP, PARENT, sync } from "../sync.ts";
+import { CLAIM_LABEL, PROJECTS } from "../features/adoption.ts";
 import { clock, namespaceIn, namespaceOf, namespaces, project, ready, related } from "./helpers.ts";
 
 const at = clock("2026-12-01T00:00:00Z");
 const LEGACY = namespaceOf("legacy");
-const uidOfLegacy = `$(kubectl get ${PARENT.kind.toLowerCase()} legacy -o jsonpath='{.metadata.uid}')`;
+const uidOfLegacy = `$(kubectl get ${PARENT.plural}.${GROUP} legacy -o jsonpath='{.metadata.uid}')`;
 const offer = `A cluster admin may bring it under this ${PARENT.kind} instead, with all it holds, once nothing in it is named like this Project's objects (docs/cluster.md, "Bring an existing Namespace under a Project"): `;
 const legacyProject = () => project("legacy");
 
 describe("adoption", () => {
+  test("the command names the Projects by resource and group, as sync.ts spells them, so that no other kind named Project answers it", () => {
+    assert.equal(PROJECTS, `${PARENT.plural}.${GROUP}`);
+  });
+
   test("a Namespace of its name that nobody owns is a conflict whose message gives a cluster admin the command to bring it under the Project", () => {
     const answer = sync(legacyProject(), namespaces(), related({ [LEGACY]: { phase: "Active" } }), at);
     assert.equal(ready(answer).reason, "NamespaceConflict");

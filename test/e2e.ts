@@ -1212,7 +1212,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(["wait", "--for=jsonpath={.status.conditions[0].reason}=NamespaceConflict", `${PARENT.singular}/${ADOPTING}`, `--timeout=${TIMEOUT}`]);
       const message = await must(["get", PARENT.singular, ADOPTING, "-o", "jsonpath={.status.conditions[0].message}"]);
       const command = /A cluster admin may bring it under this \S+ instead, [^:]*: (kubectl label .*)$/.exec(message)?.[1];
-      assert.equal(command, `kubectl label namespace ${legacy.metadata.name} controller-uid=$(kubectl get ${PARENT.singular} ${ADOPTING} -o jsonpath='{.metadata.uid}')`, message);
+      assert.equal(command, `kubectl label namespace ${legacy.metadata.name} controller-uid=$(kubectl get ${PARENT.plural}.${GROUP} ${ADOPTING} -o jsonpath='{.metadata.uid}')`, message);
       const uid = await must(["get", PARENT.singular, ADOPTING, "-o", "jsonpath={.metadata.uid}"]);
       const writer = `e2e-${RUN}-adopter`;
       await create({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: writer }, rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["get", "patch", "update"] }] } as KubeObject);
@@ -1259,6 +1259,10 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       // giving any Namespace to their Project for its delete to take, or an
       // admin handing one Project's Namespace to another by its uid.
       const owner = (name: string) => JSON.stringify({ metadata: { ownerReferences: [{ apiVersion: API_VERSION, kind: PARENT.kind, name, uid, controller: true, blockOwnerDeletion: true }] } });
+      assert.match(await refusedTo(["--as", writer], ["patch", "namespace", STRAY, "--type=merge", "-p", owner(ADOPTING)]), new RegExp(`Namespace ${STRAY} cannot come under ${PARENT.kind} ${ADOPTING}`));
+      // Nor by way of an owner of another kind, rewritten as the Project's.
+      const disguised = JSON.stringify({ metadata: { ownerReferences: [{ apiVersion: "example.invalid/v1", kind: "Thing", name: ADOPTING, uid }] } });
+      await must(["patch", "namespace", STRAY, "--type=merge", "-p", disguised, "--as", writer]);
       assert.match(await refusedTo(["--as", writer], ["patch", "namespace", STRAY, "--type=merge", "-p", owner(ADOPTING)]), new RegExp(`Namespace ${STRAY} cannot come under ${PARENT.kind} ${ADOPTING}`));
       const handedOver = await kubectl(["patch", "namespace", namespaceNameFor(CONFLICTING), "--type=merge", "-p", owner(CONFLICTING), "--dry-run=server"]);
       assert.equal(handedOver.ok, false, `${namespaceNameFor(CONFLICTING)} handed to ${ADOPTING}`);

@@ -6,6 +6,7 @@ import { describe, test } from "node:test";
 import * as v from "valibot";
 import {
   FEATURES,
+  GROUP,
   NAMESPACES,
   PROJECT_LABEL,
   PROJECT_NAME_RULE,
@@ -132,7 +133,7 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
         "Delete it if nobody needs it, or recreate this Project under another name; once it is gone, " +
         "this Project gets its own.",
     ];
-    message.push(`A cluster admin may bring it under this Project instead, with all it holds, once nothing in it is named like this Project's objects (docs/cluster.md, "Bring an existing Namespace under a Project"): kubectl label namespace ${TEST} controller-uid=$(kubectl get project test -o jsonpath='{.metadata.uid}')`); // feature: adoption
+    message.push(`A cluster admin may bring it under this Project instead, with all it holds, once nothing in it is named like this Project's objects (docs/cluster.md, "Bring an existing Namespace under a Project"): kubectl label namespace ${TEST} controller-uid=$(kubectl get ${PARENT.plural}.${GROUP} test -o jsonpath='{.metadata.uid}')`); // feature: adoption
     assert.deepEqual(verdict(answer), { status: "False", reason: "NamespaceConflict", message: message.join(" ") });
     assert.equal(answer.status.namespace, undefined, "kubectl get projects names no Namespace that is someone else's");
   });
