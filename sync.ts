@@ -68,10 +68,10 @@ export const FEATURES: Feature[] = [
   annotationLimits, // feature: annotation-limits
   deletionProtection, // feature: deletion-protection
   guardrails, // feature: guardrails
+  shared, // feature: shared
   members, // feature: members
   integrations, // feature: integrations
   adoption, // feature: adoption
-  shared, // feature: shared
   // slot: features
 ];
 
@@ -578,7 +578,12 @@ function progressOf(name: string, feature: Feature, plans: Plan[], index: number
   const plan = plans[index]!;
   if (plan.remaking || plan.failed || !plan.waiting) return plan.remaking ?? plan.failed;
   const { reason, notYet, toBe } = plan.waiting;
-  const leftOver = Object.keys(feature.children).flatMap((group) =>
+  // A group two features share is left over once: in the turn of the first
+  // of them that asks for anything of it, or of the first, if none does.
+  const asksOf = (at: number, group: string) => plans[at]!.children.some((child) => `${child.kind}.${child.apiVersion}` === group);
+  const sharing = (group: string) => FEATURES.flatMap((other, at) => (group in other.children ? [at] : []));
+  const reportsFor = (group: string) => sharing(group).find((at) => asksOf(at, group)) ?? sharing(group)[0];
+  const leftOver = Object.keys(feature.children).filter((group) => reportsFor(group) === index).flatMap((group) =>
     Object.keys(children[group] ?? {})
       .filter((key) => !asked.has(`${group} ${key}`))
       .map((key): [string, string] => [kindOf(group), key.slice(key.indexOf("/") + 1)]),

@@ -15,8 +15,11 @@
  * the controller never reads a Secret an admin did not mark. A copy is the
  * Project's child: k8s.yaml's ownership guard lets no member change or
  * delete it. A RoleBinding grants only what the profile says, to
- * ServiceAccounts of the Project's own Namespace, and is made only once the
+ * ServiceAccounts of the Project's own Namespace, and is there only while the
  * Role it names is the copy: never a Role a member made under that name.
+ * The members feature comes after this one, so that its RoleBindings wait
+ * for the copies: in a new Namespace, no member can make an object of a
+ * shared name before its copy is there.
  * What a profile says wrong, or a source that is missing, leaves the copies
  * as they are: none is deleted for it. A Secret's data is never put into a
  * status, a message or a log.
@@ -67,8 +70,8 @@ const ObservedBinding = v.looseObject({
 });
 const children = {
   [SECRETS]: ObservedData,
-  [CONFIG_MAPS]: ObservedData,
   [SERVICE_ACCOUNTS]: v.looseObject({ metadata: Metadata }),
+  [CONFIG_MAPS]: ObservedData,
   [ROLES]: ObservedRole,
   [ROLE_BINDINGS]: ObservedBinding,
 };
@@ -376,13 +379,14 @@ export const shared: Feature<typeof spec, typeof children, typeof related> = {
     }
     wanted.push(...serviceAccounts.map((name): Copy => ({ apiVersion: "v1", kind: "ServiceAccount", metadata: metadataOf(name, namespace, profileName) })));
     wanted.push(...roles.map((role) => roleOf(role, namespace, profileName)));
-    // A binding to a Role waits for that Role's copy: under that name, a Role
-    // a member made before the copy would otherwise be what it grants.
+    // A binding to a Role is there only while that Role's copy is: under
+    // that name, a Role a member made before the copy, or after it went (an
+    // admin's delete), would otherwise be what it grants.
     const heldBack: Copy[] = [];
     for (const binding of roleBindings.map((each) => roleBindingOf(each, namespace, profileName))) {
       const roleRef = binding["roleRef"] as { kind: string; name: string };
       const roleCopied = roleRef.kind !== "Role" || mine("Role", roleRef.name) !== undefined;
-      if (roleCopied || mine("RoleBinding", binding.metadata.name)) wanted.push(binding);
+      if (roleCopied) wanted.push(binding);
       else heldBack.push(binding);
     }
     const remake = wanted.filter((copy) => mustRemake(copy, mine(copy.kind as Kind, copy.metadata.name)?.object));

@@ -226,6 +226,15 @@ describe("shared: ServiceAccounts, Roles and RoleBindings", () => {
     ]);
   });
 
+  test("a RoleBinding whose Role copy is gone (an admin's delete) is no longer asked for, so that no Role a member makes under that name is what it grants", () => {
+    const first = sync(shop(), active(), withSources(workload), at);
+    const settled = applied(sync(shop(), applied(first), withSources(workload), at));
+    assert.ok(named(sync(shop(), settled, withSources(workload), at)).includes("RoleBinding deployer-reads"));
+    const roleGone = structuredClone(settled);
+    delete (roleGone[ROLES] as Record<string, unknown>)[`${SHOP}/reader`];
+    assert.ok(!named(sync(shop(), roleGone, withSources(workload), at)).includes("RoleBinding deployer-reads"));
+  });
+
   test("a RoleBinding to a ClusterRole grants it to the Project's own ServiceAccounts at once", () => {
     const spec = { roleBindings: [{ name: "ci-view", clusterRole: "view", serviceAccounts: ["ci", "deployer"] }] };
     const [binding] = copiesIn(sync(shop(), active(), withSources(spec), at));
@@ -252,6 +261,16 @@ describe("shared: ServiceAccounts, Roles and RoleBindings", () => {
     const observed = withObserved(active(), copiesIn(first));
     const answer = sync(project("shop", { spec }), observed, guarded, at);
     assert.deepEqual(answer.children.filter((child) => child.kind === "RoleBinding").map((child) => child.metadata.name), ["ci"]);
+  });
+
+  test("members get no access to a new Namespace until every copy is there, so that none can make an object of a shared name first", () => {
+    const spec = { members: [{ kind: "User", name: "dana", role: "edit" }] };
+    const sharing = withSources({ configMaps: ["ca-bundle"] }, [configMap("ca-bundle")]);
+    const membersBindings = (answer: SyncResponse) => answer.children.filter((child) => child.kind === "RoleBinding").map((child) => child.metadata.name);
+    const first = sync(project("shop", { spec }), active(), sharing, at);
+    assert.deepEqual(membersBindings(first), [], "no RoleBinding before the ConfigMap's copy is there");
+    const copied = withObserved(active(), copiesIn(first));
+    assert.deepEqual(membersBindings(sync(project("shop", { spec }), copied, sharing, at)), ["project-edit-users"]);
   });
   // end feature: members
 });
