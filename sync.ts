@@ -574,6 +574,10 @@ function observedChild(children: ObservedChildren, child: Child) {
 // A feature is in place when it has nothing to remake, everything it asks
 // for is as it asks, and nothing is left of its kinds that it no longer asks
 // for. What later features hold back until then is said with it.
+/** Each group of children, and the features that declare it, by their place in FEATURES. */
+const DECLARING = new Map<string, number[]>();
+FEATURES.forEach((feature, at) => Object.keys(feature.children).forEach((group) => DECLARING.set(group, [...(DECLARING.get(group) ?? []), at])));
+
 function progressOf(name: string, feature: Feature, plans: Plan[], index: number, children: ObservedChildren, asked: Set<string>): Readiness | undefined {
   const plan = plans[index]!;
   if (plan.remaking || plan.failed || !plan.waiting) return plan.remaking ?? plan.failed;
@@ -581,8 +585,7 @@ function progressOf(name: string, feature: Feature, plans: Plan[], index: number
   // A group two features share is left over once: in the turn of the first
   // of them that asks for anything of it, or of the first, if none does.
   const asksOf = (at: number, group: string) => plans[at]!.children.some((child) => `${child.kind}.${child.apiVersion}` === group);
-  const sharing = (group: string) => FEATURES.flatMap((other, at) => (group in other.children ? [at] : []));
-  const reportsFor = (group: string) => sharing(group).find((at) => asksOf(at, group)) ?? sharing(group)[0];
+  const reportsFor = (group: string) => DECLARING.get(group)!.find((at) => asksOf(at, group)) ?? DECLARING.get(group)![0];
   const leftOver = Object.keys(feature.children).filter((group) => reportsFor(group) === index).flatMap((group) =>
     Object.keys(children[group] ?? {})
       .filter((key) => !asked.has(`${group} ${key}`))
