@@ -21,7 +21,7 @@
  * nobody's). This file only tells the Project's status what an admin may
  * do.
  */
-import type { Feature } from "../sync.ts";
+import type { Feature } from "./index.ts";
 
 // The label Metacontroller claims a Project's children by. Spelled out, not
 // taken from sync.ts: a feature imports only types from it.

@@ -9,7 +9,8 @@
  * or where the CRD was not updated, with a status that says what to shorten,
  * and the Namespace kept as it is.
  */
-import type { Feature, Namespace } from "../sync.ts";
+import type { Namespace } from "../sync.ts";
+import type { Feature } from "./index.ts";
 
 // The API server refuses an object whose annotations, keys and values counted
 // in UTF-8 bytes, add up to more than 256 KiB. Metacontroller's apply keeps a

@@ -34,7 +34,8 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import * as v from "valibot";
-import type { Child, Feature, LabelSelector, Readiness, RelatedResourceRule } from "../sync.ts";
+import type { Child, LabelSelector, Readiness, RelatedResourceRule } from "../sync.ts";
+import type { Feature } from "./index.ts";
 
 // ## The names
 //

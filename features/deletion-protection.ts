@@ -9,7 +9,7 @@
  * writes the label: the refusing is the API server's.
  */
 import * as v from "valibot";
-import type { Feature } from "../sync.ts";
+import type { Feature } from "./index.ts";
 
 // The label's value is the Project's name, so that a refusal can name whose
 // Namespace it is. Spelled out, not built from sync.ts's GROUP and PARENT: a

@@ -19,7 +19,8 @@
  * profile, what it becomes, and the plan `sync` composes.
  */
 import * as v from "valibot";
-import type { Child, Feature, Readiness } from "../sync.ts";
+import type { Child, Readiness } from "../sync.ts";
+import type { Feature } from "./index.ts";
 
 // ## The names
 //

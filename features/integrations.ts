@@ -38,7 +38,8 @@
  * Needs: guardrails, members (its ProjectProfile is where integrations are declared, and they are told the members).
  */
 import * as v from "valibot";
-import type { Child, Feature, Plan, Readiness } from "../sync.ts";
+import type { Child, Readiness } from "../sync.ts";
+import type { Feature, Plan } from "./index.ts";
 
 // ## The names
 //

@@ -17,7 +17,8 @@
  * the bindings, and the plan `sync` composes.
  */
 import * as v from "valibot";
-import type { Feature, Readiness } from "../sync.ts";
+import type { Readiness } from "../sync.ts";
+import type { Feature } from "./index.ts";
 
 // ## The names
 //

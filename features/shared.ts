@@ -30,7 +30,8 @@
  * Needs: guardrails (the ProjectProfile, where shared objects are declared).
  */
 import * as v from "valibot";
-import type { Child, Feature, Readiness } from "../sync.ts";
+import type { Child, Readiness } from "../sync.ts";
+import type { Feature } from "./index.ts";
 
 // ## The names
 //

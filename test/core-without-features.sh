@@ -18,7 +18,7 @@ git clone -q . "$core"
 plane=$(realpath -m "${LOCAL_CONTROL_PLANE:-../shared/local-control-plane}")
 cd "$core"
 npm ci --no-audit --no-fund --loglevel=error
-features=$(ls features | sed -n 's/\.ts$//p' | tr '\n' ' ')
+features=$(ls features | grep -vx 'index.ts' | sed -n 's/\.ts$//p' | tr '\n' ' ')
 echo "taking away: $features"
 # shellcheck disable=SC2086
 npm run -s take-away -- $features

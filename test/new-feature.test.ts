@@ -1,19 +1,22 @@
 // `npm run new-feature` writes a feature ready to fill in every place a
 // feature has; `npm run take-away` of it gives back the repository as it was.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { editsFor, filesFor, fixturesWith, invalidName, resourceOf, type NewFeature } from "./new-feature.ts";
-import { withoutFeature, writtenByHand } from "./take-away.ts";
+import { compositionRestored, editsFor, filesFor, fixturesWith, invalidName, resourceOf, type NewFeature } from "./new-feature.ts";
+import { COMPOSITION, withoutFeature, writtenByHand } from "./take-away.ts";
 
-const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), "utf8");
+const onDisk = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), "utf8");
+// A copy that took its last feature away gets the composition back first, as the command does.
+const restored = existsSync(new URL(`../${COMPOSITION}`, import.meta.url)) ? {} : compositionRestored(onDisk);
+const read = (path: string) => restored[path] ?? onDisk(path);
 // A name no copy has, so that the test means the same in one that made its own owners.
 const EXAMPLE = { name: "zz-example", child: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", resource: "rolebindings" } };
 
 describe("new-feature", () => {
-  test("with a child, it changes sync.ts, k8s.yaml, README.md and the docs' tables; without, no child's places", () => {
-    assert.deepEqual(Object.keys(editsFor(EXAMPLE, read)).sort(), ["README.md", "docs/operating.md", "docs/testing.md", "k8s.yaml", "sync.ts"]);
-    assert.deepEqual(Object.keys(editsFor({ name: "zz-example" }, read)).sort(), ["README.md", "docs/testing.md", "k8s.yaml", "sync.ts"]);
+  test("with a child, it changes features/index.ts, k8s.yaml, README.md and the docs' tables; without, no child's places", () => {
+    assert.deepEqual(Object.keys(editsFor(EXAMPLE, read)).sort(), ["README.md", "docs/operating.md", "docs/testing.md", COMPOSITION, "k8s.yaml"].sort());
+    assert.deepEqual(Object.keys(editsFor({ name: "zz-example" }, read)).sort(), ["README.md", "docs/testing.md", COMPOSITION, "k8s.yaml"].sort());
   });
 
   for (const feature of [EXAMPLE, { name: "zz-example" }] as NewFeature[]) {
@@ -27,8 +30,8 @@ describe("new-feature", () => {
 
   test("each part it adds names the feature or its child where the slot is", () => {
     const edits = editsFor(EXAMPLE, read);
-    assert.match(edits["sync.ts"]!, /^import \{ zzExample \} from "\.\/features\/zz-example\.ts"; \/\/ feature: zz-example\n\/\/ slot: imports$/m);
-    assert.match(edits["sync.ts"]!, /^ {2}zzExample, \/\/ feature: zz-example\n {2}\/\/ slot: features$/m);
+    assert.match(edits[COMPOSITION]!, /^import \{ zzExample \} from "\.\/zz-example\.ts"; \/\/ feature: zz-example\n\/\/ slot: imports$/m);
+    assert.match(edits[COMPOSITION]!, /^ {2}zzExample, \/\/ feature: zz-example\n {2}\/\/ slot: features$/m);
     assert.match(edits["k8s.yaml"]!, /- apiVersion: rbac\.authorization\.k8s\.io\/v1\n {6}resource: rolebindings\n[\s\S]*?# end feature: zz-example\n {4}# slot: child resources/);
     assert.match(edits["k8s.yaml"]!, /- apiGroups: \["rbac\.authorization\.k8s\.io"\]\n[^\n]*\n[^\n]*\n {8}resources: \[rolebindings\]\n[^\n]*\n {6}# end feature: zz-example\n {6}# slot: owned resources/);
     assert.match(edits["README.md"]!, /"RoleBinding\.rbac\.authorization\.k8s\.io\/v1": …, +# feature: zz-example\n\s+│\s+\}\}/);

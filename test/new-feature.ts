@@ -5,7 +5,10 @@
 //     with --child, asks for one object of that kind in the Namespace
 //     while the field is set, and waits for it;
 //   - test/<name>.test.ts, its tests, which pass as written;
-//   - sync.ts: its import and its place at the end of FEATURES;
+//   - features/index.ts: its import and its place at the end of FEATURES
+//     (in a copy whose last feature was taken away, features/index.ts and
+//     the lines that compose features come back first, from the newest
+//     commit that had them, renamed as the copy is, and merged with git);
 //   - k8s.yaml: its spec field in the CRD and, with --child, the child
 //     resource the CompositeController owns and the ownership guard's rule;
 //   - README.md: its line in the list of features and its children in the
@@ -18,7 +21,12 @@
 // with dashes, or one taken. Then write its rules (and, with --child, the
 // child's fields), `npm run fixtures -- --from-code <name>-sync '<spec>'`
 // for a fixture that asks for its children, and `npm test`.
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { currentNames, renameFile } from "./rename.ts";
+import { COMPOSITION, featureNames, withoutComposition, withoutFeature, writtenByHand } from "./take-away.ts";
 
 const root = new URL("..", import.meta.url);
 
@@ -54,7 +62,7 @@ export function filesFor({ name, child }: NewFeature): Record<string, string> {
  * ${name} in the Project's Namespace while spec.${field} is set, for now.)
  */
 import * as v from "valibot";
-import type { Feature } from "../sync.ts";
+import type { Feature } from "./index.ts";
 
 // What a Project says, checked as loosely as the CRD allows (k8s.yaml
 // declares the same field).
@@ -98,7 +106,7 @@ export const ${field}: Feature<typeof spec, typeof children> = {
  * spec.${field} and labels the Namespace with it.)
  */
 import * as v from "valibot";
-import type { Feature } from "../sync.ts";
+import type { Feature } from "./index.ts";
 
 // What a Project says, checked as loosely as the CRD allows (k8s.yaml
 // declares the same field).
@@ -171,6 +179,51 @@ describe("${name}", () => {
   return { [`features/${name}.ts`]: feature, [`test/${name}.test.ts`]: test };
 }
 
+const git = (args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+
+/**
+ * What composes features, brought back into a copy that took its last
+ * feature away: from the newest commit that had features/index.ts, each
+ * file that held the composition, without that commit's features and
+ * renamed as the copy is now; a file the copy still has is merged with it
+ * as git merges (the copy's own changes kept), and a conflict refuses all.
+ */
+export function compositionRestored(read: (path: string) => string): Record<string, string> {
+  let commit = git(["rev-list", "-1", "HEAD", "--", COMPOSITION]).trim();
+  if (commit && !git(["ls-tree", "--name-only", commit, "--", COMPOSITION]).trim()) commit = git(["rev-list", "-1", `${commit}^`]).trim();
+  if (!commit) throw new Error(`${COMPOSITION}, which composes features, went with the last feature, and no commit of this copy has it to bring back`);
+  const paths = git(["ls-tree", "-r", "--name-only", commit]).split("\n").filter(Boolean);
+  const old = (path: string) => git(["show", `${commit}:${path}`]);
+  const [from, to] = [currentNames(old("k8s.yaml")), currentNames(read("k8s.yaml"))];
+  const features = featureNames(paths);
+  const scratch = mkdtempSync(join(tmpdir(), "new-feature-"));
+  try {
+    return Object.fromEntries(
+      paths.flatMap((path) => {
+        const text = old(path);
+        if (text.includes("\0")) return [];
+        const hand = writtenByHand(text);
+        const wanted = renameFile(path, features.reduce((current, feature) => withoutFeature(current, feature, path), hand), from, to);
+        if (path === COMPOSITION || /^test\/features[.-]/.test(path)) return [[path, wanted]];
+        const base = withoutComposition(wanted, path);
+        if (base === wanted || !existsSync(new URL(path, root))) return [];
+        const current = read(path);
+        const files = ["current", "base", "wanted"].map((name) => join(scratch, name));
+        [writtenByHand(current), base, wanted].forEach((content, at) => writeFileSync(files[at]!, content));
+        let merged: string;
+        try {
+          merged = execFileSync("git", ["merge-file", "-p", ...files], { encoding: "utf8" });
+        } catch {
+          throw new Error(`${path}: the lines that compose features do not merge with this copy's changes; bring them back from ${commit.slice(0, 12)} by hand`);
+        }
+        return [[path, merged + current.slice(writtenByHand(current).length)]];
+      }),
+    );
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 /** Inserts `lines` before the one line that matches `at`, or throws naming the file. */
 function before(text: string, at: RegExp, lines: string[], path: string): string {
   const all = text.split("\n");
@@ -214,8 +267,8 @@ export function editsFor({ name, child }: NewFeature, read: (path: string) => st
   const edits: Record<string, string> = {};
   const edit = (path: string, change: (text: string) => string) => (edits[path] = change(edits[path] ?? read(path)));
 
-  edit("sync.ts", (text) => before(text, slot("imports"), [`import { ${field} } from "./features/${name}.ts"; ${mark("//")}`], "sync.ts"));
-  edit("sync.ts", (text) => before(text, slot("features"), [`  ${field}, ${mark("//")}`], "sync.ts"));
+  edit(COMPOSITION, (text) => before(text, slot("imports"), [`import { ${field} } from "./${name}.ts"; ${mark("//")}`], COMPOSITION));
+  edit(COMPOSITION, (text) => before(text, slot("features"), [`  ${field}, ${mark("//")}`], COMPOSITION));
   edit("k8s.yaml", (text) =>
     before(text, slot("spec"), [`                ${mark("#")}`, `                ${field}:`, `                  description: (What a Project says with it, for kubectl explain.)`, "                  type: string", "                  maxLength: 256", `                # end feature: ${name}`], "k8s.yaml"),
   );
@@ -269,9 +322,11 @@ if (import.meta.filename === process.argv[1]) {
     const invalid = invalidName(feature.name, (path) => existsSync(new URL(path, root)));
     if (invalid) throw new Error(invalid);
     // Everything is made before anything is written.
-    const read = (path: string) => readFileSync(new URL(path, root), "utf8");
+    const restored = existsSync(new URL(COMPOSITION, root)) ? {} : compositionRestored((path) => readFileSync(new URL(path, root), "utf8"));
+    const read = (path: string) => restored[path] ?? readFileSync(new URL(path, root), "utf8");
     const fixtures = readdirSync(new URL("test/fixtures/", root)).filter((file) => file.endsWith(".json")).map((file) => `test/fixtures/${file}`);
     const written = {
+      ...restored,
       ...editsFor(feature, read),
       ...(feature.child ? fixturesWith(feature.child, Object.fromEntries(fixtures.map((path) => [path, read(path)]))) : {}),
       ...filesFor(feature),

@@ -5,7 +5,6 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import * as v from "valibot";
 import {
-  FEATURES,
   GROUP,
   NAMESPACES,
   PROJECT_LABEL,
@@ -13,17 +12,16 @@ import {
   REFUSALS,
   SyncRequest,
   customize,
-  entriesOf,
   finalize,
   isValidNamespaceName,
   namespaceNameFor,
   PARENT,
   sync,
-  type Feature,
   type Namespace,
   type ObservedChildren,
   type Project,
 } from "../sync.ts";
+import { FEATURE_REFUSALS } from "../features/index.ts"; // features
 import { PROFILES } from "../features/guardrails.ts"; // feature: guardrails
 import { assertKeepsEveryNamespace, at, deepFreeze, escaped, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, type NeverLoseCase } from "./helpers.ts";
 
@@ -195,7 +193,9 @@ describe("sync: no answer costs a Project a Namespace it has", () => {
     // The name is taken by someone else's Namespace; the one the Project owns under an older name stays.
     NamespaceConflict: { parent: project("shop"), children: having(namespaceOf("shop-old")), related: related({ [namespaceOf("shop")]: { phase: "Active" } }) },
   } satisfies Record<string, NeverLoseCase>;
-  const ofFeatures = new Set(FEATURES.flatMap((feature) => feature.refusals));
+  const ofFeatures = new Set<string>([
+    ...FEATURE_REFUSALS, // features
+  ]);
   test("every refusal of the core has a case here; each feature's are tried in its own tests", () => {
     assert.deepEqual(Object.keys(cases), REFUSALS.filter((reason) => !ofFeatures.has(reason)));
   });
@@ -392,38 +392,6 @@ describe("sync: input", () => {
     const parsed = v.safeParse(SyncRequest, request);
     assert.ok(parsed.success);
     assert.equal(ready(sync(parsed.output.parent, parsed.output.children, parsed.output.related, at)).lastTransitionTime, "2026-11-30T12:00:00Z");
-  });
-
-  /** A feature that reads these spec fields and does nothing else. */
-  const reading = (spec: Record<string, v.GenericSchema>): Feature => ({ spec, children: {}, related: {}, refusals: [], reasons: [], plan: () => ({ children: [] }) });
-  const specOf = (...features: Feature[]) => v.looseObject(entriesOf((feature) => feature.spec, features));
-
-  test("a field two features read must pass both schemas, whichever comes first", () => {
-    const anyName = reading({ profile: v.nullish(v.string()) });
-    const shortName = reading({ profile: v.nullish(v.pipe(v.string(), v.maxLength(5))) });
-    for (const order of [[anyName, shortName], [shortName, anyName]]) {
-      const spec = specOf(...order);
-      assert.equal(v.is(spec, { profile: "gold" }), true);
-      assert.equal(v.is(spec, { profile: "platinum" }), false, "the short name's rule holds");
-      assert.equal(v.is(spec, { profile: 42 }), false, "the string's rule holds");
-    }
-  });
-
-  test("the second feature's schema is given what the first makes of the field, and the first's optional or required holds", () => {
-    const trimmed = reading({ owner: v.optional(v.pipe(v.string(), v.trim())) });
-    const oneWord = reading({ owner: v.pipe(v.string(), v.regex(/^\S+$/)) });
-    const spec = specOf(trimmed, oneWord);
-    assert.deepEqual(v.parse(spec, { owner: " dana " }), { owner: "dana" }, "one word once trimmed, and trimmed in the output");
-    assert.deepEqual(v.parse(spec, {}), {}, "optional, as the first says");
-    assert.equal(v.is(specOf(oneWord, trimmed), {}), false, "required, where the one that requires it comes first");
-    assert.equal(v.is(specOf(oneWord, trimmed), { owner: " dana " }), false);
-  });
-
-  test("a field one feature reads is checked by its schema alone", () => {
-    const spec = specOf(reading({ owner: v.pipe(v.string(), v.nonEmpty()) }), reading({ other: v.optional(v.number()) }));
-    assert.deepEqual(v.parse(spec, { owner: "dana", other: 1 }), { owner: "dana", other: 1 });
-    assert.equal(v.is(spec, { owner: "" }), false);
-    assert.equal(v.is(spec, { owner: "dana", other: "1" }), false);
   });
 
   // The steady fixture's Namespace, whatever its parent is called.

@@ -5,8 +5,9 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
-import { FEATURES, PARENT, type Feature } from "../sync.ts";
-import { filesOf, neededByKept, needsOf, withoutFeature, writtenByHand } from "./take-away.ts";
+import { PARENT } from "../sync.ts";
+import { FEATURES } from "../features/index.ts"; // features
+import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, withoutComposition, withoutFeature, writtenByHand } from "./take-away.ts";
 import { TRANSCRIPT } from "./transcripts.ts";
 
 const root = new URL("..", import.meta.url);
@@ -16,7 +17,7 @@ const tracked = execFileSync("git", ["ls-files"], { cwd: root, encoding: "utf8" 
   .filter((path) => path && existsSync(new URL(path, root)));
 // The files there, committed or not: a feature just written counts.
 const featuresDirectory = new URL("features/", root);
-const features = existsSync(featuresDirectory) ? readdirSync(featuresDirectory).filter((file) => file.endsWith(".ts")).map((file) => file.slice(0, -".ts".length)) : [];
+const features = existsSync(featuresDirectory) ? featureNames(readdirSync(featuresDirectory).map((file) => `features/${file}`)) : [];
 
 describe("take-away: markers", () => {
   test("a line that ends with the feature's marker goes, in TypeScript, YAML and Markdown alike", () => {
@@ -87,10 +88,64 @@ describe("take-away: markers", () => {
   });
 });
 
+describe("take-away: what composes features goes with the last of them", () => {
+  test("each line marked features goes, in TypeScript, YAML and Markdown alike, and so does each block", () => {
+    const text = ["keep", "  ...features.spec, // features", "  # features", "  - x", "  # end features", "| row | <!-- features -->", "also kept"].join("\n");
+    assert.equal(withoutComposition(text), "keep\nalso kept");
+  });
+
+  test("a feature's own marker, and the word mid-line, are no composition's marker", () => {
+    const text = ["x // feature: members", "the features compose", "y // the features"].join("\n");
+    assert.equal(withoutComposition(text), text);
+  });
+
+  test("a composition's block left open is refused, naming the file and line", () => {
+    assert.throws(() => withoutComposition("a\n// features\nb", "sync.ts"), /^Error: sync\.ts:2: features is opened and never ended$/);
+  });
+
+  test("features/index.ts is no feature, and its file and tests belong to the composition", () => {
+    assert.deepEqual(featureNames([COMPOSITION, "features/members.ts", "features/notes.md"]), ["members"]);
+    assert.deepEqual(filesOf("features", [COMPOSITION, "test/features.test.ts", "test/features-cases.ts", "test/sync.test.ts", "features/members.ts"]), [COMPOSITION, "test/features.test.ts", "test/features-cases.ts"]);
+  });
+
+  test("in TypeScript, what a marked line leaves over several lines is joined where it fits one, innermost first", () => {
+    const text = [
+      "const labels = {",
+      "  [LABEL]: name,",
+      "  ...features.labels, // features",
+      "};",
+      "const ready =",
+      "  bad ??",
+      "  features.invalid ?? // features",
+      "  activeWith(",
+      "    name,",
+      "    features.ready, // features",
+      "  );",
+    ].join("\n");
+    assert.equal(withoutComposition(text, "x.ts"), "const labels = { [LABEL]: name };\nconst ready = bad ?? activeWith(name);");
+    assert.equal(withoutComposition(text, "x.md"), text.split("\n").filter((line) => !line.endsWith("// features")).join("\n"), "only TypeScript is joined");
+  });
+
+  test("a construct that would not fit one line, or holds a comment, stays as it is", () => {
+    const long = ["const x = call(", `  ${"a".repeat(150)},`, "  more, // features", ");"].join("\n");
+    assert.equal(withoutComposition(long, "x.ts"), long.replace("\n  more, // features", ""));
+    const commented = ["const y = [", "  a, // why a", "  b, // features", "];"].join("\n");
+    assert.equal(withoutComposition(commented, "x.ts"), commented.replace("\n  b, // features", ""));
+  });
+
+  test("sync.ts without the composition imports nothing from features/, and is the seed: at most 250 lines", () => {
+    const core = withoutComposition(readFileSync(new URL("sync.ts", root), "utf8"), "sync.ts");
+    assert.doesNotMatch(core, /features\//);
+    assert.ok(core.split("\n").length <= 250, `${core.split("\n").length} lines`);
+  });
+});
+
 describe("take-away: every feature of this repository", () => {
-  test("sync.ts composes every file in features/, and nothing else", () => {
+  // features
+  test("features/index.ts composes every file in features/, and nothing else", () => {
     assert.equal(FEATURES.length, features.length, features.join(", "));
   });
+  // end features
 
   for (const feature of features) {
     test(`${feature}: every block it opens is closed, in every file`, () => {
@@ -99,11 +154,11 @@ describe("take-away: every feature of this repository", () => {
       }
     });
 
-    test(`${feature}: sync.ts composes it on one marked line, and imports it on another`, () => {
-      const sync = readFileSync(new URL("sync.ts", root), "utf8");
-      const marked = sync.split("\n").filter((line) => line.endsWith(`// feature: ${feature}`));
+    test(`${feature}: features/index.ts composes it on one marked line, and imports it on another`, () => {
+      const composition = readFileSync(new URL(COMPOSITION, root), "utf8");
+      const marked = composition.split("\n").filter((line) => line.endsWith(`// feature: ${feature}`));
       assert.equal(marked.length, 2, marked.join("\n"));
-      assert.ok(marked.some((line) => line.startsWith("import ") && line.includes(`"./features/${feature}.ts"`)));
+      assert.ok(marked.some((line) => line.startsWith("import ") && line.includes(`"./${feature}.ts"`)));
     });
   }
 });
@@ -143,7 +198,7 @@ describe("take-away: nothing of a feature is left behind", () => {
   for (const feature of features) {
     test(`${feature}: taken away, none of its words is left in any file`, async () => {
       const module = await import(`../features/${feature}.ts`);
-      const own: Feature = Object.values(module).find((value: any) => typeof value?.plan === "function") as Feature;
+      const own: { reasons: string[]; refusals: string[] } = Object.values(module).find((value: any) => typeof value?.plan === "function") as any;
       const without = withoutFeature(manifest, feature);
       const [before, after] = [parentSchema(manifest), parentSchema(without)];
       const added = (part: "spec" | "status") => Object.keys(before[part].properties).filter((field) => !(field in after[part].properties));

@@ -55,6 +55,73 @@ export function withoutFeature(text: string, feature: string, file = "text"): st
   return kept.join("\n");
 }
 
+/**
+ * The text without what composes features: each line marked `features`
+ * (`// features`, `# features`, `<!-- features -->`) and each block from a
+ * line that is only that mark to one that is only `end features`. It goes
+ * with the last feature, as features/index.ts does. In TypeScript, what a
+ * marked line leaves spread over lines is joined where it fits one
+ * (`{\n  a,\n}` becomes `{ a }`, `x =\n  a ??\n  b;` becomes `x = a ?? b;`),
+ * so that the core reads as if it had never composed anything.
+ */
+export function withoutComposition(text: string, file = "text"): string {
+  const mark = String.raw`(?:\/\/|#|<!--) (end )?features(?: -->)?$`;
+  const block = new RegExp(String.raw`^\s*${mark}`);
+  const line = new RegExp(String.raw`^\s*\S.*\s${mark}`);
+  const kept: string[] = [];
+  // Where a marked line went: the kept line before it, and how deep it stood.
+  const gaps: { above: number; depth: number }[] = [];
+  let openAt: number | undefined;
+  for (const [index, current] of text.split("\n").entries()) {
+    const opening = block.exec(current);
+    if (opening && !opening[1]) {
+      if (openAt !== undefined) throw new Error(`${file}:${openAt + 1}: features is opened and never ended before line ${index + 1} opens it again`);
+      openAt = index;
+    } else if (opening) openAt = undefined;
+    else if (openAt === undefined && !line.test(current)) kept.push(current);
+    else if (openAt === undefined) gaps.push({ above: kept.length - 1, depth: depthOf(current) });
+  }
+  if (openAt !== undefined) throw new Error(`${file}:${openAt + 1}: features is opened and never ended`);
+  return (file.endsWith(".ts") ? joinedAt(kept, gaps) : kept).join("\n");
+}
+
+const depthOf = (line: string) => line.length - line.trimStart().length;
+const JOINED_WIDTH = 160;
+
+/** The lines, each construct around a gap joined onto one line where it fits, innermost first. */
+function joinedAt(lines: string[], gaps: { above: number; depth: number }[]): string[] {
+  const result = [...lines];
+  const pending = [...gaps];
+  for (let gap = pending.pop(); gap; gap = pending.pop()) {
+    // The construct: the nearest line above, shallower than the gap, that opens one.
+    let opener = gap.above;
+    while (opener >= 0 && !(depthOf(result[opener]!) < gap.depth && /(\(|\[|\{|=|\?\?|&&|\|\|)$/.test(result[opener]!))) opener--;
+    if (opener < 0) continue;
+    const head = result[opener]!;
+    const bracket = /[([{]$/.test(head);
+    let end = opener + 1;
+    while (end < result.length && depthOf(result[end]!) > depthOf(head)) end++;
+    if (!bracket) end--; // a chain ends on its last line; a bracket, on the line that closes it
+    const inner = result.slice(opener + 1, bracket ? end : end + 1).map((each) => each.trim());
+    const closer = bracket ? (result[end]?.trim() ?? "") : "";
+    if (inner.length === 0 || inner.some((each) => each.includes("//") || /[([{]$/.test(each))) continue;
+    const body = bracket ? inner.join(" ").replace(/,$/, "") : inner.join(" ");
+    const pad = head.endsWith("{") ? " " : "";
+    const one = bracket ? `${head}${pad}${body}${pad}${closer}` : `${head} ${body}`;
+    if (one.length > JOINED_WIDTH) continue;
+    result.splice(opener, end - opener + 1, one);
+    // What held the construct may now fit one line too.
+    for (const other of pending) if (other.above > opener) other.above = Math.max(opener, other.above - (end - opener));
+    pending.push({ above: opener - 1, depth: depthOf(head) });
+  }
+  return result;
+}
+
+/** Every feature's name, from its file: features/index.ts composes them and is none. */
+export const featureNames = (paths: string[]) =>
+  paths.filter((path) => /^features\/[^/]+\.ts$/.test(path) && path !== COMPOSITION).map((path) => basename(path, ".ts"));
+export const COMPOSITION = "features/index.ts";
+
 /** The part of a file its marks apply to: not what a generator writes (k8s.yaml's bundled code), which it writes again. */
 export function writtenByHand(text: string): string {
   // At the start of a line: a test that quotes the marker is written by hand throughout.
@@ -70,16 +137,17 @@ export function needsOf(text: string): string[] {
 
 /** Why these features cannot go while the others stay, if a kept one needs one of them. */
 export function neededByKept(features: string[], paths: string[], read: (path: string) => string): string | undefined {
-  for (const kept of paths.filter((path) => /^features\/[^/]+\.ts$/.test(path) && !features.includes(basename(path, ".ts")))) {
-    const needed = needsOf(read(kept)).filter((feature) => features.includes(feature));
-    if (needed.length) return `${basename(kept, ".ts")} needs ${needed.join(", ")}: take them away together, or neither`;
+  for (const kept of featureNames(paths).filter((name) => !features.includes(name))) {
+    const needed = needsOf(read(`features/${kept}.ts`)).filter((feature) => features.includes(feature));
+    if (needed.length) return `${kept} needs ${needed.join(", ")}: take them away together, or neither`;
   }
   return undefined;
 }
 
-/** The files a feature owns outright. */
+/** The files a feature owns outright; the composition's, for the last one. */
 export function filesOf(feature: string, tracked: string[]): string[] {
   return tracked.filter((path) => {
+    if (feature === "features") return path === COMPOSITION || /^test\/features[.-]/.test(path);
     const file = basename(path);
     const own = path === `features/${feature}.ts` || path === `docs/${feature}.md`;
     return own || (path.startsWith("test/") && (file.startsWith(`${feature}.`) || file.startsWith(`${feature}-`)));
@@ -88,18 +156,22 @@ export function filesOf(feature: string, tracked: string[]): string[] {
 
 function takeAway(features: string[]) {
   const tracked = execFileSync("git", ["ls-files"], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean);
+  const all = featureNames(tracked.filter((path) => existsSync(new URL(path, root))));
   for (const feature of features) {
-    if (!existsSync(new URL(`features/${feature}.ts`, root))) throw new Error(`no feature ${feature}: features/${feature}.ts does not exist`);
+    if (!all.includes(feature)) throw new Error(`no feature ${feature}: features/${feature}.ts does not exist`);
   }
   const needed = neededByKept(features, tracked, (path) => readFileSync(new URL(path, root), "utf8"));
   if (needed) throw new Error(needed);
-  const removed = features.flatMap((feature) => filesOf(feature, tracked));
+  // With the last feature goes what composes them.
+  const last = all.every((feature) => features.includes(feature));
+  const removed = [...features, ...(last ? ["features"] : [])].flatMap((feature) => filesOf(feature, tracked));
   const rewritten = new Map<string, string>();
   for (const path of tracked.filter((path) => !removed.includes(path) && existsSync(new URL(path, root)))) {
     const text = readFileSync(new URL(path, root), "utf8");
     if (text.includes("\0")) continue;
     const written = writtenByHand(text);
-    const without = features.reduce((current, feature) => withoutFeature(current, feature, path), written) + text.slice(written.length);
+    const withoutFeatures = features.reduce((current, feature) => withoutFeature(current, feature, path), written);
+    const without = (last ? withoutComposition(withoutFeatures, path) : withoutFeatures) + text.slice(written.length);
     if (without !== text) rewritten.set(path, without);
   }
   for (const path of removed) rmSync(new URL(path, root));

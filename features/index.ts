@@ -1,0 +1,309 @@
+/**
+ * # How sync.ts composes the features
+ *
+ * Each file beside this one brings one concern to every Project: its spec
+ * fields, its children, what it asks `customize` for, its part of the status
+ * and its reasons; what it is for opens its file. This file is the contract
+ * between them and the core: 1. the features, in order; 2. what a feature
+ * is given and gives back; 3. their schemas, merged; 4. their plans for one
+ * Project, merged into what sync.ts reads at each line marked `// features`.
+ * sync.ts reads as the seed without it: taking away the last feature takes
+ * this file, and those lines, with it.
+ *
+ * Like sync.ts, it imports nothing from the web framework or the runtime.
+ */
+import * as v from "valibot";
+import type {
+  Child,
+  ForeignNamespace,
+  Namespace,
+  ObservedChildren,
+  ObservedNamespace,
+  Project,
+  Readiness,
+  Reason,
+  RelatedObjects,
+  RelatedResourceRule,
+} from "../sync.ts";
+import { annotationLimits } from "./annotation-limits.ts"; // feature: annotation-limits
+import { budget } from "./budget.ts"; // feature: budget
+import { deletionProtection } from "./deletion-protection.ts"; // feature: deletion-protection
+import { guardrails } from "./guardrails.ts"; // feature: guardrails
+import { integrations } from "./integrations.ts"; // feature: integrations
+import { members } from "./members.ts"; // feature: members
+import { adoption } from "./adoption.ts"; // feature: adoption
+import { shared } from "./shared.ts"; // feature: shared
+// slot: imports
+
+// ## 1. The features
+//
+// Their order is the order of their children in the answer, and of their
+// problems in Ready. A feature may hold back its children until those of
+// the features before it are in place. `npm run new-feature -- <name>` adds
+// one, in every place a feature needs; `npm run take-away -- <name>` takes
+// one away, with everything marked as its own across the repository
+// (README's "Make it your own").
+export const FEATURES: Feature[] = [
+  budget, // feature: budget
+  annotationLimits, // feature: annotation-limits
+  deletionProtection, // feature: deletion-protection
+  guardrails, // feature: guardrails
+  shared, // feature: shared
+  members, // feature: members
+  integrations, // feature: integrations
+  adoption, // feature: adoption
+  // slot: features
+];
+
+// ## 2. What a feature is given and gives back
+//
+// A feature imports nothing but these types, and the core's, so that none
+// can reach into another, and each file can be read, or taken away, alone.
+type Schemas = Record<string, v.GenericSchema>;
+type Outputs<S extends Schemas> = { [K in keyof S]: v.InferOutput<S[K]> };
+
+/** What the core observed of one Project, as every feature is given it. */
+export type View = {
+  project: Project;
+  /** The Project's own Namespace, `proj-<name>`, and what was observed of it. */
+  namespace: string;
+  observed: ObservedNamespace | undefined;
+  active: boolean;
+  children: ObservedChildren;
+  related: RelatedObjects;
+  /** The Project is being deleted: the finalize hook asks what must happen before it goes. */
+  finalizing: boolean;
+};
+
+export type FeatureInput<Spec extends Schemas, Groups extends Schemas, Related extends Schemas> = Omit<View, "children" | "related"> & {
+  /** The spec fields the feature declared, as checked. */
+  spec: Partial<Outputs<Spec>>;
+  /** The observed children of the feature's own groups, by `<namespace>/<name>` or name. */
+  children: { [G in keyof Groups]: Record<string, v.InferOutput<Groups[G]>> };
+  related: { [R in keyof Related]?: Record<string, v.InferOutput<Related[R]>> };
+  /** Whether every child that the features before this one guard with is observed. */
+  earlierInPlace: boolean;
+};
+
+/** What is not yet as the feature asks: each object by kind and name, and how it should be. */
+export type Waiting = { reason: Reason; notYet: [kind: string, name: string][]; toBe: string };
+
+export type Plan = {
+  /** What it asks for; a child of its groups that is observed and not here is deleted. */
+  children: Child[];
+  /** Of those, what must exist before the Project's Namespace is asked for (a place in a budget): until each is observed, nothing in the Namespace is asked for either. */
+  prerequisites?: Child[];
+  /** Of those, what the features after it wait for before they ask for theirs; all of them, unless it says. */
+  guards?: Child[];
+  /** Of those, the ones Metacontroller's merge cannot put right: left out of this answer, deleted, and made afresh on the next. */
+  remake?: Child[];
+  /** Labels of the Project's own Namespace; and of every Namespace it owns, those of older names too. */
+  labels?: Record<string, string>;
+  everyNamespaceLabels?: Record<string, string>;
+  status?: Record<string, unknown>;
+  /** The spec breaks the feature's rules: reported before the Namespace's own state. */
+  invalid?: Readiness;
+  /** What the Project needs cannot be had (a profile that cannot be read, a budget spent): the Namespace is kept as observed, and not created. */
+  unavailable?: Readiness;
+  /** Why `remake` is not empty, where the person who caused it should hear it. */
+  remaking?: Readiness;
+  /** What stopped and waits for a person: reported in the feature's turn, before what it waits for. */
+  failed?: Readiness;
+  /** What it waits for; without it, the feature is never waited for. */
+  waiting?: Waiting;
+  /** What the feature does not ask for yet, until the features before it are in place. */
+  heldBack?: string;
+  /** What Ready's message says of it once everything is in place. */
+  ready?: string;
+  /** While finalizing: false until what it must do before the Project goes is done. */
+  finalized?: boolean;
+};
+
+export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Related extends Schemas = any> = {
+  spec: Spec;
+  /** Its child groups, `<Kind>.<apiVersion>` to one observed child; the CompositeController owns each. */
+  children: Groups;
+  related: Related;
+  /** Which of its children outside the Project's Namespace are the Project's (by group and key), and what they are. */
+  elsewhere?: { owns: (project: string, group: string, key: string) => boolean; are: string };
+  customize?: (project: Project, spec: Partial<Outputs<Spec>>) => RelatedResourceRule[];
+  /** Why the API server would refuse the Namespace `sync` is about to ask for, if it would: one of its refusals. */
+  refuse?: (namespace: Namespace) => Readiness | undefined;
+  /** What else a person may do about a Namespace of the Project's name that is not its own: a sentence for the status. */
+  foreign?: (project: Project, name: string, namespace: ForeignNamespace) => string | undefined;
+  refusals: readonly Reason[];
+  reasons: readonly Reason[];
+  plan: (input: FeatureInput<Spec, Groups, Related>) => Plan;
+};
+
+// ## 3. Their schemas
+//
+// Each feature checks its own fields, loosely, as the core does. Two
+// features may read the same field or group (both read the profile, say).
+// What arrives must then pass both schemas, and both are given what the
+// first makes of it: a pipe keeps the first one's optional or required.
+// The features here agree on every field they share, so sync.test.ts
+// combines features of its own, which do not.
+export const entriesOf = (part: (feature: Feature) => Schemas, features: readonly Feature[] = FEATURES) => {
+  const entries: Schemas = {};
+  for (const [key, schema] of features.flatMap((feature) => Object.entries(part(feature)))) {
+    const first = entries[key];
+    entries[key] = first ? v.pipe(first, v.check((value) => v.is(schema, value))) : schema;
+  }
+  return entries;
+};
+
+const byName = (entries: Schemas, optional = false) =>
+  Object.fromEntries(Object.entries(entries).map(([group, one]) => [group, optional ? v.optional(v.record(v.string(), one)) : v.record(v.string(), one)]));
+
+/** The spec fields, child groups and related groups of every feature, as the core's schemas spread them. */
+export const FEATURE_SCHEMAS = {
+  spec: entriesOf((feature) => feature.spec),
+  children: byName(entriesOf((feature) => feature.children)),
+  related: byName(entriesOf((feature) => feature.related), true),
+};
+export const FEATURE_REFUSALS = FEATURES.flatMap((feature) => feature.refusals);
+export const FEATURE_REASONS = FEATURES.flatMap((feature) => feature.reasons);
+
+/** What the features watch for one Project; features that read the same object ask for it once. */
+export function customizeFeatures(project: Project): RelatedResourceRule[] {
+  const rules = FEATURES.flatMap((feature) => feature.customize?.(project, project.spec ?? {}) ?? []);
+  return [...new Map(rules.map((rule) => [JSON.stringify(rule), rule])).values()];
+}
+
+// ## 4. Their plans for one Project
+//
+// Each feature plans in turn, seeing whether what the ones before it guard
+// is there yet. What sync.ts needs before it knows whether it asks for the
+// Namespace is read off the plans at once; the rest, `settle`, once it does.
+export function planFeatures(view: View) {
+  const { project, namespace: name, children } = view;
+  const plans: Plan[] = [];
+  for (const feature of FEATURES) {
+    const guarding = plans.flatMap((plan) => plan.guards ?? plan.children);
+    plans.push(feature.plan({ ...view, spec: project.spec ?? {}, earlierInPlace: guarding.every((child) => observedChild(children, child)) }));
+  }
+  const pendingPrerequisite = plans.flatMap((plan) => plan.prerequisites ?? []).find((child) => !observedChild(children, child));
+
+  return {
+    everyNamespaceLabels: Object.assign({}, ...plans.map((plan) => plan.everyNamespaceLabels)) as Record<string, string>,
+    labels: Object.assign({}, ...plans.map((plan) => plan.labels)) as Record<string, string>,
+    refuse: (namespace: Namespace) => FEATURES.map((feature) => feature.refuse?.(namespace)).find(Boolean),
+    invalid: plans.find((plan) => plan.invalid)?.invalid,
+    unavailable: plans.find((plan) => plan.unavailable)?.unavailable,
+    /** A prerequisite not yet observed holds the Namespace back: the features' only say in whether it is asked for. */
+    pendingPrerequisite,
+    aboutForeign: (namespace: ForeignNamespace) =>
+      FEATURES.flatMap((feature) => feature.foreign?.(project, name, namespace) ?? []).map((sentence) => ` ${sentence}`).join(""),
+    status: Object.assign({}, ...plans.map((plan) => plan.status)) as Record<string, unknown>,
+    finalized: plans.every((plan) => plan.finalized !== false),
+    settle: (namespaceAsked: boolean) => settle(view, plans, namespaceAsked, pendingPrerequisite !== undefined),
+  };
+}
+
+// What goes into the Namespace can only be made once it exists;
+// Metacontroller creates an answer's children group by group in the order
+// of (API group, version, kind), so what sorts after Namespace comes in the
+// answer that asks for it, and what sorts before it (a LimitRange) in the
+// next. Nothing is asked for that could only fail, and a child that exists
+// is never dropped for it.
+function settle({ project, namespace: name, observed, active, children }: View, plans: Plan[], namespaceAsked: boolean, prerequisitesPending: boolean) {
+  const askable = (child: Child) =>
+    child.metadata.namespace !== name || active || observedChild(children, child) !== undefined || (namespaceAsked && !observed && appliedAfterNamespace(child));
+  const remade = new Set(plans.flatMap((plan) => plan.remake ?? []));
+  const asked = plans.flatMap((plan) => plan.children).filter((child) => !remade.has(child) && askable(child));
+
+  // While a Project's Namespace is first filled, the status says so once,
+  // not at each of the rounds that takes (each status written costs
+  // Metacontroller a GET and a PUT): from its first sync until all it asks
+  // for exists.
+  const previously = project.status?.conditions?.find((condition) => condition.type === "Ready")?.reason;
+  const missing = prerequisitesPending || asked.some((child) => !observedChild(children, child)) || plans.some((plan) => plan.heldBack);
+  // Two features may share a group (RoleBindings, say): what either asks for is no feature's left over.
+  const anyAsked = new Set(plans.flatMap((plan) => plan.children).map((child) => `${child.kind}.${child.apiVersion} ${keyOf(child)}`));
+  const progress = FEATURES.reduce<Readiness | undefined>((found, _, index) => found ?? progressOf(name, plans, index, children, anyAsked), undefined);
+  return {
+    children: asked,
+    strays: removingStrays(name, strays(project, name, children)),
+    /** The core's WaitingForNamespace holds until all the features ask for exists. */
+    filling: missing && (previously === undefined || previously === "WaitingForNamespace"),
+    progress,
+    ready: plans.map((plan) => plan.ready ?? "").join(""),
+  };
+}
+
+// Metacontroller claims as this Project's child whatever carries its label,
+// wherever it is. What lies outside the places its children belong is never
+// asked for, and so deleted: nothing outside its own Namespace becomes the
+// Project's (k8s.yaml's ownership guard keeps anyone but Metacontroller
+// from labelling one; this holds if one got in before it).
+function strays(project: Project, name: string, children: ObservedChildren): [kind: string, name: string][] {
+  return [...DECLARING.keys()].flatMap((group) =>
+    Object.keys(children[group] ?? {})
+      .filter((key) => !key.startsWith(`${name}/`))
+      .filter((key) => !FEATURES.some((feature) => group in feature.children && feature.elsewhere?.owns(project.metadata.name, group, key)))
+      .map((key): [string, string] => [kindOf(group), key]),
+  );
+}
+
+function removingStrays(namespace: string, found: [kind: string, name: string][]): Readiness | undefined {
+  if (found.length === 0) return undefined;
+  const places = [`Namespace ${namespace}`, ...FEATURES.flatMap((feature) => (feature.elsewhere ? [feature.elsewhere.are] : []))];
+  const where = places.length > 2 ? `${places.slice(0, -1).join(", ")}, and ${places.at(-1)}` : places.join(" and ");
+  return {
+    status: "False",
+    reason: "RemovingStrayChildren",
+    message: `${byKind(found)} carry this Project's controller-uid label outside ${where}, so they are not its children: Metacontroller deletes them.`,
+  };
+}
+
+/** Each group of children, and the features that declare it, by their place in FEATURES. */
+const DECLARING = new Map<string, number[]>();
+FEATURES.forEach((feature, at) => Object.keys(feature.children).forEach((group) => DECLARING.set(group, [...(DECLARING.get(group) ?? []), at])));
+
+// A feature is in place when it has nothing to remake, everything it asks
+// for is as it asks, and nothing is left of its kinds that it no longer asks
+// for. What later features hold back until then is said with it.
+function progressOf(name: string, plans: Plan[], index: number, children: ObservedChildren, asked: Set<string>): Readiness | undefined {
+  const plan = plans[index]!;
+  if (plan.remaking || plan.failed || !plan.waiting) return plan.remaking ?? plan.failed;
+  const { reason, notYet, toBe } = plan.waiting;
+  // A group two features share is left over once: in the turn of the first
+  // of them that asks for anything of it, or of the first, if none does.
+  const asksOf = (at: number, group: string) => plans[at]!.children.some((child) => `${child.kind}.${child.apiVersion}` === group);
+  const reportsFor = (group: string) => DECLARING.get(group)!.find((at) => asksOf(at, group)) ?? DECLARING.get(group)![0];
+  const leftOver = Object.keys(FEATURES[index]!.children)
+    .filter((group) => reportsFor(group) === index)
+    .flatMap((group) =>
+      Object.keys(children[group] ?? {})
+        .filter((key) => !asked.has(`${group} ${key}`))
+        .map((key): [string, string] => [kindOf(group), key.slice(key.indexOf("/") + 1)]),
+    );
+  if (notYet.length === 0 && leftOver.length === 0) return undefined;
+  const waits = [...(notYet.length ? [`${byKind(notYet)} to be ${toBe}`] : []), ...(leftOver.length ? [`${byKind(leftOver)} to be removed`] : [])];
+  const heldBack = plans.slice(index + 1).flatMap((later) => (later.heldBack ? [`; ${later.heldBack}`] : []));
+  return { status: "False", reason, message: `Namespace ${name} is Active; waiting for ${waits.join(", and ")}${heldBack.join("")}.` };
+}
+
+// Metacontroller 4.17.2 applies an answer's children sorted by API group,
+// then version, then kind (the core group "" first).
+function appliedAfterNamespace({ apiVersion, kind }: Child): boolean {
+  return apiVersion !== "v1" || kind > "Namespace";
+}
+
+/** `RoleBinding` from `RoleBinding.rbac.authorization.k8s.io/v1`. */
+const kindOf = (group: string) => group.slice(0, group.indexOf("."));
+
+/** Metacontroller keys namespaced children of this cluster-scoped parent `<namespace>/<name>`, cluster-scoped ones by name. */
+const keyOf = ({ metadata }: Child) => (metadata.namespace ? `${metadata.namespace}/${metadata.name}` : metadata.name);
+
+function observedChild(children: ObservedChildren, child: Child) {
+  return children[`${child.kind}.${child.apiVersion}`]?.[keyOf(child)];
+}
+
+/** "RoleBinding a, b; ClusterRole c": each kind named once, in the order first met. */
+function byKind(objects: [kind: string, name: string][]): string {
+  const names = new Map<string, string[]>();
+  for (const [kind, name] of objects) names.set(kind, [...(names.get(kind) ?? []), name]);
+  return [...names].map(([kind, list]) => `${kind} ${list.join(", ")}`).join("; ");
+}
