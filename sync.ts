@@ -44,8 +44,9 @@ export const LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-confi
 // so every object is loose: only what `sync` reads is checked. The status,
 // our own last answer, is read only for `lastTransitionTime`; one that
 // cannot be read is ignored, as a refusal would stall the Project.
+const ANNOTATION_FIELDS: Record<string, v.GenericSchema> = Object.fromEntries(Object.keys(NAMESPACE_ANNOTATIONS).map((field) => [field, v.nullish(v.string())]));
 const ProjectSpec = v.looseObject({
-  ...Object.fromEntries(Object.keys(NAMESPACE_ANNOTATIONS).map((field) => [field, v.nullish(v.string())])),
+  ...ANNOTATION_FIELDS,
   ...FEATURE_SCHEMAS.spec, // features
 });
 const Condition = v.looseObject({ type: v.string(), status: v.string(), lastTransitionTime: v.string() });
