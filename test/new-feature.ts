@@ -25,7 +25,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { currentNames, renameFile } from "./rename.ts";
+import { parseAllDocuments } from "yaml";
+import { currentNames, renameFile, type Names } from "./rename.ts";
 import { COMPOSITION, featureNames, withoutComposition, withoutFeature, writtenByHand } from "./take-away.ts";
 
 const root = new URL("..", import.meta.url);
@@ -181,6 +182,19 @@ describe("${name}", () => {
 
 const git = (args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
 
+/** The names a commit's copy had, read from its sync.ts as rename reads the live one. */
+function namesAt(sync: string, manifest: string): Names {
+  const constant = (name: string) => new RegExp(`^export const ${name} = "([^"]*)"`, "m").exec(sync)?.[1] ?? "";
+  const parent = /^export const PARENT = \{ kind: "(\w+)", plural: "([\w-]+)", singular: "([\w-]+)" \}/m.exec(sync);
+  if (!parent) throw new Error("the commit that had features/index.ts names no PARENT in its sync.ts");
+  const crd = parseAllDocuments(manifest).map((document) => document.toJS()).find((object) => object?.kind === "CustomResourceDefinition" && object.spec?.names?.kind === parent[1]);
+  const compounds = parseAllDocuments(manifest)
+    .map((document) => document.toJS()?.spec?.names)
+    .filter((names) => names?.kind !== parent[1] && names?.kind?.startsWith(parent[1]))
+    .flatMap((names) => [names.plural, names.singular]);
+  return { group: constant("GROUP"), kind: parent[1]!, plural: parent[2]!, short: crd?.spec?.names?.shortNames?.[0] ?? parent[3]!, prefix: constant("NAMESPACE_PREFIX"), compounds };
+}
+
 /**
  * What composes features, brought back into a copy that took its last
  * feature away: from the newest commit that had features/index.ts, each
@@ -189,12 +203,14 @@ const git = (args: string[]) => execFileSync("git", args, { cwd: root, encoding:
  * as git merges (the copy's own changes kept), and a conflict refuses all.
  */
 export function compositionRestored(read: (path: string) => string): Record<string, string> {
-  let commit = git(["rev-list", "-1", "HEAD", "--", COMPOSITION]).trim();
-  if (commit && !git(["ls-tree", "--name-only", commit, "--", COMPOSITION]).trim()) commit = git(["rev-list", "-1", `${commit}^`]).trim();
+  // HEAD, while the take-away is not committed; else the parent of the commit that took it.
+  const has = (commit: string) => git(["ls-tree", "--name-only", commit, "--", COMPOSITION]).trim() !== "";
+  const deletedIn = has("HEAD") ? "" : git(["rev-list", "-1", "HEAD", "--", COMPOSITION]).trim();
+  const commit = has("HEAD") ? git(["rev-parse", "HEAD"]).trim() : deletedIn && git(["rev-parse", `${deletedIn}^`]).trim();
   if (!commit) throw new Error(`${COMPOSITION}, which composes features, went with the last feature, and no commit of this copy has it to bring back`);
   const paths = git(["ls-tree", "-r", "--name-only", commit]).split("\n").filter(Boolean);
   const old = (path: string) => git(["show", `${commit}:${path}`]);
-  const [from, to] = [currentNames(old("k8s.yaml")), currentNames(read("k8s.yaml"))];
+  const [from, to] = [namesAt(old("sync.ts"), old("k8s.yaml")), currentNames(read("k8s.yaml"))];
   const features = featureNames(paths);
   const scratch = mkdtempSync(join(tmpdir(), "new-feature-"));
   try {
