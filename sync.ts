@@ -356,7 +356,7 @@ export function namespaceNameFor(projectName: string): string {
 // the CRD was not updated.
 const NAMESPACE_NAME_MAX_LENGTH = 63;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const PROJECT_NAME_MAX_LENGTH = NAMESPACE_NAME_MAX_LENGTH - NAMESPACE_PREFIX.length;
+export const PROJECT_NAME_MAX_LENGTH = NAMESPACE_NAME_MAX_LENGTH - NAMESPACE_PREFIX.length;
 export const PROJECT_NAME_RULE =
   `a Project name must be at most ${PROJECT_NAME_MAX_LENGTH} lowercase letters, digits or '-', ` +
   `starting and ending with a letter or digit, so that ${NAMESPACE_PREFIX}<name> can be a Namespace name`;
