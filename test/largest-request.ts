@@ -35,7 +35,7 @@
 // short as k8s.yaml writes it: docs/operating.md says when to raise the
 // limit for larger ones.
 import { readFileSync, writeFileSync } from "node:fs";
-import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, finalize, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
+import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACES, PARENT, finalize, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
 import { BUILT_IN_PROFILE, DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
 import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
 import { BUDGET, BUDGETS, BUILT_IN_BUDGET, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SPENT_LABEL, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
@@ -136,10 +136,8 @@ function everyJobDone(children: ObservedChildren): void {
 
 /** The longest spec the CRD admits, in the costliest characters. */
 function largestSpec() {
-  const spec: Record<string, unknown> = {
-    description: COSTLIEST.repeat(specSchema.description.maxLength),
-    license: COSTLIEST.repeat(specSchema.license.maxLength),
-  };
+  // Every field the Namespace's annotations come from, as long as the CRD lets it be.
+  const spec: Record<string, unknown> = Object.fromEntries(Object.keys(NAMESPACE_ANNOTATIONS).map((field) => [field, COSTLIEST.repeat(specSchema[field].maxLength)]));
   // feature: members
   const unique = (index: number) => String(index).padStart(3, "0");
   spec["members"] = Array.from({ length: MAX_MEMBERS }, (_, index) => ({
