@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
-import { ObservedChildren, REASONS, sync } from "../sync.ts";
+import { NAMESPACE_ANNOTATIONS, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
+import { parse } from "yaml";
 import { fixture } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
 import { STEADY_FIXTURE, StatusChanged, TRANSCRIPT, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
@@ -154,5 +155,34 @@ describe("README", () => {
   test("LICENSE is the license package.json names", () => {
     const { license } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
     assert.equal(readFileSync(new URL("../LICENSE", import.meta.url), "utf8").split("\n")[0], `${license} License`);
+  });
+});
+
+// docs/cluster.md is run on a cluster and its outputs written in (npm run
+// walkthrough), so its commands are a person's to write: these hold its
+// examples of the Namespace's annotations to sync.ts's NAMESPACE_ANNOTATIONS,
+// and name what to change where a copy has other fields, or none.
+describe("docs/cluster.md: the Namespace's annotations are sync.ts's", () => {
+  const page = pages["docs/cluster.md"] ?? "";
+  const section = (number: number) => page.slice(page.indexOf(`\n## ${number}. `), page.indexOf(`\n## ${number + 1}. `));
+  const fields = Object.keys(NAMESPACE_ANNOTATIONS);
+
+  test(`the ${PARENT.kind} created in step 2 gives each field NAMESPACE_ANNOTATIONS names, and no other`, () => {
+    const created = /kubectl apply -f - <<EOF\n([\s\S]*?)\nEOF/.exec(section(2))?.[1] ?? "";
+    assert.deepEqual(Object.keys(parse(created)?.spec ?? {}), fields, `step 2 of docs/cluster.md:\n${created}`);
+  });
+
+  test("step 3 shows those annotations on the Namespace, as the webhook asked for them", () => {
+    const shown = /kubectl get namespace \S+ -o yaml\n([\s\S]*?)\n```/.exec(section(3))?.[1] ?? "";
+    const annotations = Object.keys(parse(shown)?.metadata?.annotations ?? {}).filter((key) => !key.includes("/"));
+    assert.deepEqual(annotations, fields);
+  });
+
+  test("step 4 changes one of them, or is not there where there is none", () => {
+    const step = section(4);
+    if (fields.length === 0) return assert.equal(page.includes("\n## 4. "), false, "docs/cluster.md step 4 changes an annotation the core no longer has");
+    const [, patched = ""] = /kubectl patch \S+ \S+ --type=merge -p '\{"spec":\{"([^"]+)"/.exec(step) ?? [];
+    assert.ok(fields.includes(patched), `step 4 patches spec.${patched}, not one of ${fields.join(", ")}`);
+    assert.match(step, new RegExp(String.raw`--for=jsonpath='\{\.metadata\.annotations\.${patched}\}'`));
   });
 });
