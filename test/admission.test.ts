@@ -150,10 +150,14 @@ describe("admission: the status sync writes survives pruning", () => {
     });
   }
 
-  test("kubectl get projects shows the Namespace, License, each feature's columns, Ready and why, the Generation against the one Observed, Age, and since when it is Terminating", () => {
+  test("kubectl get projects shows the Namespace, the annotations it picks, each feature's columns, Ready and why, the Generation against the one Observed, Age, and since when it is Terminating", () => {
+    // Which of NAMESPACE_ANNOTATIONS' fields a column shows is the CRD's choice (a license, not a long description).
+    const annotationColumns = projectVersion.additionalPrinterColumns
+      .filter((column: any) => Object.keys(NAMESPACE_ANNOTATIONS).some((field) => column.jsonPath === `.spec.${field}`))
+      .map((column: any) => column.name);
     assert.deepEqual(projectVersion.additionalPrinterColumns.map((column: any) => column.name), [
       "Namespace",
-      "License",
+      ...annotationColumns,
       "Members", // feature: members
       "Profile", // feature: guardrails
       "Protected", // feature: deletion-protection
@@ -165,6 +169,10 @@ describe("admission: the status sync writes survives pruning", () => {
       "Terminating",
     ]);
     const path = (name: string) => projectVersion.additionalPrinterColumns.find((column: any) => column.name === name).jsonPath;
+    // A column of the spec shows a field the CRD declares.
+    for (const { jsonPath } of projectVersion.additionalPrinterColumns.filter((column: any) => column.jsonPath.startsWith(".spec."))) {
+      assert.ok(jsonPath.slice(".spec.".length) in projectVersion.schema.openAPIV3Schema.properties.spec.properties, jsonPath);
+    }
     assert.deepEqual([path("Generation"), path("Observed")], [".metadata.generation", ".status.observedGeneration"]);
     assert.deepEqual([path("Reason"), path("Terminating")], ['.status.conditions[?(@.type=="Ready")].reason', ".metadata.deletionTimestamp"]);
     assert.deepEqual(projectVersion.subresources, { status: {} });

@@ -29,7 +29,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, stringify } from "yaml";
-import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
 import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
@@ -365,7 +365,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(PROJECT);
     });
 
-    await step(`3. Namespace ${NAMESPACE} carries the annotations its spec gives (${ANNOTATION_FIELDS.join(", ") || "none"}), and what the features add`, async () => {
+    await step(`3. Namespace ${NAMESPACE} carries the ${PARENT.kind}'s label, the annotations its spec gives (${ANNOTATION_FIELDS.join(", ") || "none"}), and what the features add`, async () => {
+      assert.equal(await must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.labels.${PROJECT_LABEL.replaceAll(".", "\\.")}}`]), PROJECT);
       for (const field of ANNOTATION_FIELDS) assert.equal(await annotation(field), CREATED[field], field);
       // feature: guardrails
       // An admin's ProjectProfile default where there is one, else the built-in.
