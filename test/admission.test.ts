@@ -5,7 +5,7 @@
 // install.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_MAX_LENGTH, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
 import { ADMINISTER, annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, projectVersion, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { admit, evaluateCel, type AdmissionRequest } from "./cel.ts";
@@ -35,8 +35,8 @@ describe("admission: the CRD keeps out what sync cannot use", () => {
     ["a", true],
     ["0", true],
     ["my-project-2", true],
-    ["a".repeat(58), true],
-    ["a".repeat(59), false],
+    ["a".repeat(PROJECT_NAME_MAX_LENGTH), true],
+    ["a".repeat(PROJECT_NAME_MAX_LENGTH + 1), false],
     ["my.project", false],
     ["a".repeat(63), false],
     ["x".repeat(30) + "." + "y".repeat(20), false],

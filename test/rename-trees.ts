@@ -3,11 +3,18 @@
 // plurals, a feature's kind and the parent's label under names of their own.
 // Each is made of words found nowhere in the repository, so that renaming
 // back can tell them from what was there.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { PROJECT_LABEL } from "../sync.ts";
+import * as core from "../sync.ts";
 import { ABOUT_NAMES, filesToRename, pluralOf, renameFile, type Names } from "./rename.ts";
+
+// This file is not renamed (rename.ts's ABOUT_NAMES), so it finds the
+// parent's label by the name rename gives it: <SINGULAR>_LABEL.
+const labelExport = (core as Record<string, unknown>)[`${core.PARENT.singular.toUpperCase()}_LABEL`];
+if (typeof labelExport !== "string") throw new Error(`sync.ts exports no ${core.PARENT.singular.toUpperCase()}_LABEL`);
+const PARENT_LABEL: string = labelExport;
 
 export type Generated = { to: Omit<Names, "kinds" | "labels">; renames: [string, string][] };
 
@@ -43,7 +50,7 @@ export function generatedNames(texts: string[], current: Names): Generated[] {
     { to: named(ies, `${ies.toLowerCase()}-${"x".repeat(31 - ies.length - 1)}-`), renames: [] },
     {
       to: named(regular, shortPrefix(regular)),
-      renames: [...(feature ? [[feature.kind, `${regular}Tier`] as [string, string]] : []), [PROJECT_LABEL, `example.net/owning-${regular.toLowerCase()}`]],
+      renames: [...(feature ? [[feature.kind, `${regular}Tier`] as [string, string]] : []), [PARENT_LABEL, `example.net/owning-${regular.toLowerCase()}`]],
     },
   ];
 }
@@ -62,5 +69,7 @@ export function renamedTree(from: Names, to: Names): string {
     writeFileSync(join(tree, path), text.includes("\0") || ABOUT_NAMES.includes(path) ? bytes : renameFile(path, text, from, to));
   }
   symlinkSync(new URL("node_modules", root).pathname, join(tree, "node_modules"), "dir");
+  // The scripts list a copy's files as git does.
+  execFileSync("git", ["init", "-q"], { cwd: tree });
   return tree;
 }

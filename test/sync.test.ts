@@ -9,6 +9,7 @@ import {
   GROUP,
   NAMESPACES,
   PROJECT_LABEL,
+  PROJECT_NAME_MAX_LENGTH,
   PROJECT_NAME_RULE,
   REFUSALS,
   SyncRequest,
@@ -90,8 +91,8 @@ describe("sync: the desired Namespace", () => {
 });
 
 describe("sync: names that cannot become a Namespace", () => {
-  const longest = "a".repeat(58);
-  for (const name of ["my.project", "a".repeat(59), "Upper", "under_score", "ends-with-"]) {
+  const longest = "a".repeat(PROJECT_NAME_MAX_LENGTH);
+  for (const name of ["my.project", "a".repeat(PROJECT_NAME_MAX_LENGTH + 1), "Upper", "under_score", "ends-with-"]) {
     test(`Project "${name.length > 20 ? `${name.length} characters` : name}" asks for no Namespace and says why`, () => {
       const answer = sync(project(name), namespaces(), related(), at);
       assert.deepEqual(answer.children, []);
@@ -99,11 +100,11 @@ describe("sync: names that cannot become a Namespace", () => {
       assert.equal(ready(answer).status, "False");
       assert.equal(ready(answer).reason, "InvalidName");
       assert.equal(ready(answer).message, `${namespaceOf(name)} cannot be a Namespace name: ${PROJECT_NAME_RULE}. Recreate the Project under such a name.`);
-      assert.match(ready(answer).message, /a Project name must be at most 58 /, "the Project's limit, not the Namespace's 63");
+      assert.match(ready(answer).message, new RegExp(`a Project name must be at most ${PROJECT_NAME_MAX_LENGTH} `), "the Project's limit, not the Namespace's 63");
     });
   }
 
-  test("a 58-character name is the longest that still works", () => {
+  test(`a ${PROJECT_NAME_MAX_LENGTH}-character name is the longest that still works`, () => {
     assert.equal(sync(project(longest), namespaces(), related(), at).children.length, 1);
     assert.equal(isValidNamespaceName(namespaceOf(longest)), true);
     assert.equal(isValidNamespaceName(`${namespaceOf(longest)}a`), false);
