@@ -186,3 +186,19 @@ describe("docs/cluster.md: the Namespace's annotations are sync.ts's", () => {
     assert.match(step, new RegExp(String.raw`--for=jsonpath='\{\.metadata\.annotations\.${patched}\}'`));
   });
 });
+
+describe("README: the commands it names", () => {
+  const { scripts } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { scripts: Record<string, string> };
+
+  test("every npm run it names is a script of package.json", () => {
+    const named = [...documentation.matchAll(/npm\s+run\s+([a-z][-a-z0-9:]*)/g)].map(([, script]) => script!);
+    assert.deepEqual([...new Set(named.filter((script) => !(script in scripts)))], []);
+  });
+
+  test("Make it your own names the command that fills .cache/runtimes for an offline e2e, and it is that one", () => {
+    const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout"));
+    assert.match(guide.replace(/\s+/g, " "), /`\.cache\/runtimes` holds the Node 24 the Deployment runs on: `npm run runtime-cache` fetches it/);
+    assert.equal(scripts["runtime-cache"], "tsx test/runtime-cache.ts");
+    assert.match(readFileSync(new URL("local-plane.sh", import.meta.url), "utf8"), /test\/runtime-cache\.ts/, "the e2e reads the same cache");
+  });
+});
