@@ -5,7 +5,7 @@
 // install.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_MAX_LENGTH, PROJECT_NAME_RULE, isValidNamespaceName, namespaceNameFor, sync } from "../sync.ts";
 import { ADMINISTER, annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, projectVersion, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { admit, evaluateCel, type AdmissionRequest } from "./cel.ts";
@@ -35,8 +35,8 @@ describe("admission: the CRD keeps out what sync cannot use", () => {
     ["a", true],
     ["0", true],
     ["my-project-2", true],
-    ["a".repeat(58), true],
-    ["a".repeat(59), false],
+    ["a".repeat(PROJECT_NAME_MAX_LENGTH), true],
+    ["a".repeat(PROJECT_NAME_MAX_LENGTH + 1), false],
     ["my.project", false],
     ["a".repeat(63), false],
     ["x".repeat(30) + "." + "y".repeat(20), false],
@@ -150,10 +150,14 @@ describe("admission: the status sync writes survives pruning", () => {
     });
   }
 
-  test("kubectl get projects shows the Namespace, License, each feature's columns, Ready and why, the Generation against the one Observed, Age, and since when it is Terminating", () => {
+  test("kubectl get projects shows the Namespace, the annotations it picks, each feature's columns, Ready and why, the Generation against the one Observed, Age, and since when it is Terminating", () => {
+    // Which of NAMESPACE_ANNOTATIONS' fields a column shows is the CRD's choice (a license, not a long description).
+    const annotationColumns = projectVersion.additionalPrinterColumns
+      .filter((column: any) => Object.keys(NAMESPACE_ANNOTATIONS).some((field) => column.jsonPath === `.spec.${field}`))
+      .map((column: any) => column.name);
     assert.deepEqual(projectVersion.additionalPrinterColumns.map((column: any) => column.name), [
       "Namespace",
-      "License",
+      ...annotationColumns,
       "Members", // feature: members
       "Profile", // feature: guardrails
       "Protected", // feature: deletion-protection
@@ -165,6 +169,10 @@ describe("admission: the status sync writes survives pruning", () => {
       "Terminating",
     ]);
     const path = (name: string) => projectVersion.additionalPrinterColumns.find((column: any) => column.name === name).jsonPath;
+    // A column of the spec shows a field the CRD declares.
+    for (const { jsonPath } of projectVersion.additionalPrinterColumns.filter((column: any) => column.jsonPath.startsWith(".spec."))) {
+      assert.ok(jsonPath.slice(".spec.".length) in projectVersion.schema.openAPIV3Schema.properties.spec.properties, jsonPath);
+    }
     assert.deepEqual([path("Generation"), path("Observed")], [".metadata.generation", ".status.observedGeneration"]);
     assert.deepEqual([path("Reason"), path("Terminating")], ['.status.conditions[?(@.type=="Ready")].reason', ".metadata.deletionTimestamp"]);
     assert.deepEqual(projectVersion.subresources, { status: {} });

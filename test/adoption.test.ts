@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { GROUP, PARENT, sync } from "../sync.ts";
 import { CLAIM_LABEL, PROJECTS } from "../features/adoption.ts";
-import { clock, namespaceIn, namespaceOf, namespaces, project, ready, related } from "./helpers.ts";
+import { annotationsSpec, clock, namespaceIn, namespaceOf, namespaces, project, ready, related } from "./helpers.ts";
 
 const at = clock("2026-12-01T00:00:00Z");
 const LEGACY = namespaceOf("legacy");
@@ -45,8 +45,8 @@ describe("adoption", () => {
   test("adopted, it is the Project's own Namespace: asked for with the Project's annotations and label, and Ready once Active", () => {
     const adopted = namespaces({ [LEGACY]: "Active" });
     adopted["Namespace.v1"][LEGACY]!.metadata = { labels: { team: "payments", [CLAIM_LABEL]: "uid-of-legacy" }, annotations: { owner: "ops" } };
-    const answer = sync(project("legacy", { spec: { description: "moved in" } }), adopted, related({ [LEGACY]: { phase: "Active" } }), at);
-    assert.equal(namespaceIn(answer)?.metadata.annotations.description, "moved in");
+    const answer = sync(project("legacy", { spec: annotationsSpec("moved in") }), adopted, related({ [LEGACY]: { phase: "Active" } }), at);
+    assert.deepEqual(namespaceIn(answer)?.metadata.annotations, annotationsSpec("moved in"));
     assert.equal(ready(answer).status, "True", ready(answer).message);
   });
 });

@@ -43,7 +43,7 @@ import {
   spentNameFor,
   type Place,
 } from "../features/budget.ts";
-import { at, childrenOfKind, escaped, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { annotationsSpec, at, childrenOfKind, escaped, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
 
 const DANA = "dana@example.com";
 const DEVELOPERS = ["developers", "system:authenticated"];
@@ -59,7 +59,7 @@ const hashOf = (name: string) => BigInt(`0x${createHash("sha256").update(name, "
 
 /** A Project that `requester` created, as the mutating policy records it, with them as its admin member. */
 function theirs(name: string, { requester = DANA, groups = DEVELOPERS } = {}): Project {
-  const base = project(name, { spec: { description: `${name}'s app`, members: [{ kind: "User", name: requester, role: "admin" }] } });
+  const base = project(name, { spec: { ...annotationsSpec(`${name}'s app`), members: [{ kind: "User", name: requester, role: "admin" }] } });
   return { ...base, metadata: { ...base.metadata, annotations: { [REQUESTER_ANNOTATION]: requester, [REQUESTER_GROUPS_ANNOTATION]: groups.join("\n") } } };
 }
 
@@ -261,7 +261,7 @@ describe("budget: a new Project first holds a place, then gets its Namespace", (
     const first = syncOf(theirs("dana-1"));
     const second = sync(after(theirs("dana-1"), first), withObserved(namespaces(), [placeOf(1, "dana-1")]), world(THREE, [placeOf(1, "dana-1")]), later);
     assert.equal(namespaceIn(second)?.metadata.name, namespaceOf("dana-1"));
-    assert.deepEqual(namespaceIn(second)?.metadata.annotations, { description: "dana-1's app", license: "WTFPL" });
+    assert.deepEqual(namespaceIn(second)?.metadata.annotations, annotationsSpec("dana-1's app"));
     assert.deepEqual(placesIn(second), [placeOf(1, "dana-1")]);
     assert.deepEqual(ready(second), ready(first), "the same status, time and all: no status written for the second round");
   });
@@ -544,7 +544,7 @@ describe("budget: never lose", () => {
   test("its claim is no prerequisite: the Namespace it has is asked for as the spec says, not merely kept as it was", () => {
     const answer = syncOf(theirs("dana-0"), { others: held(1, 2, 3), withNamespace: true });
     assert.deepEqual(placesIn(answer), [placeOf(4, "dana-0")]);
-    assert.deepEqual(namespaceIn(answer)?.metadata.annotations, { description: "dana-0's app", license: "WTFPL" });
+    assert.deepEqual(namespaceIn(answer)?.metadata.annotations, annotationsSpec("dana-0's app"));
   });
 
   test("one with a Namespace and no place takes a hole if there is one", () => {

@@ -13,7 +13,8 @@
 // `npm run fixtures -- --remake` makes every fixture again so, about the
 // same parent with the spec fields the CRD still declares: take-away runs
 // it, since a captured request still carries what a feature taken away
-// read and made.
+// read and made. It refuses, and writes nothing, where the CRD would refuse
+// a fixture's parent (test/crd-schema.ts judges it as a create would).
 //
 // `npm run fixtures -- LOG first-sync=NAME steady-sync=NAME [members-sync=NAME]`:
 // the fixtures, captured from what Metacontroller really sent. At log level 6
@@ -34,6 +35,7 @@
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { API_VERSION, GROUP, NAMESPACES, ObservedChildren, PARENT, RelatedObjects, customize, sync, type Project, type RelatedResourceRule, type SyncResponse } from "../sync.ts";
+import { admissionErrors } from "./crd-schema.ts";
 import { resourceOf } from "./new-feature.ts";
 import { withObserved, type FixtureName } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
@@ -127,10 +129,23 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
   throw new Error(`${fixture}: sync's answers still change after 20 rounds: is one of them stamped with the time, or does it differ every call?`);
 }
 
-/** Each fixture made again from code, about the same parent with the spec fields the CRD still declares: what take-away leaves. */
-export function remadeFixtures(read: (file: string) => string, files: string[]): Record<string, string> {
-  const { find } = readManifest();
-  const declared = Object.keys(find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties);
+/**
+ * Each fixture made again from code, about the same parent with the spec
+ * fields the CRD still declares: what take-away leaves. A parent the CRD now
+ * refuses (a field it requires that the fixture lacks, a value out of its
+ * rules) is refused here too, naming why, and nothing is written: a fixture
+ * is a request about a parent the API server stored.
+ */
+export function remadeFixtures(read: (file: string) => string, files: string[], manifest = readManifest()): Record<string, string> {
+  const schema = manifest.find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema;
+  const declared = Object.keys(schema.properties.spec.properties);
+  const refused = files.flatMap((file) => {
+    const { parent } = JSON.parse(read(file));
+    const spec = Object.fromEntries(Object.entries(parent.spec ?? {}).filter(([field]) => declared.includes(field)));
+    const errors = admissionErrors(schema, { ...parent, status: undefined, spec });
+    return errors.length === 0 ? [] : [`${file}: the CRD refuses its parent ${parent.metadata?.name}: ${errors.join("; ")}`];
+  });
+  if (refused.length > 0) throw new Error(`${refused.join("\n")}\ngive each such parent what the CRD asks for in test/fixtures, or the field a default in k8s.yaml, then remake`);
   return Object.fromEntries(
     files.map((file) => {
       const { parent, related = {} } = JSON.parse(read(file));
@@ -151,8 +166,13 @@ export function remadeFixtures(read: (file: string) => string, files: string[]):
 if (import.meta.filename === process.argv[1] && process.argv[2] === "--remake") {
   const directory = new URL("fixtures/", import.meta.url);
   const files = readdirSync(directory).filter((file) => file.endsWith(".json"));
-  for (const [file, text] of Object.entries(remadeFixtures((each) => readFileSync(new URL(each, directory), "utf8"), files))) writeFileSync(new URL(file, directory), text);
-  console.log(`test/fixtures: ${files.join(", ")} made again from this copy's code`);
+  try {
+    for (const [file, text] of Object.entries(remadeFixtures((each) => readFileSync(new URL(each, directory), "utf8"), files))) writeFileSync(new URL(file, directory), text);
+    console.log(`test/fixtures: ${files.join(", ")} made again from this copy's code`);
+  } catch (error) {
+    console.error(`fixtures: ${(error as Error).message}\nnothing was written`);
+    process.exit(1);
+  }
 } else if (import.meta.filename === process.argv[1] && process.argv[2] === "--from-code") {
   const [, fixture, spec = "{}"] = process.argv.slice(2);
   if (!fixture || !/^[a-z0-9-]+$/.test(fixture)) {

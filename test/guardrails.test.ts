@@ -24,7 +24,7 @@ import {
   type ResourceQuota,
 } from "../features/guardrails.ts";
 import type { ClusterRole, ClusterRoleBinding, RoleBinding } from "../features/members.ts"; // feature: members
-import { SETTLED, assertKeepsEveryNamespace, at, childrenOfKind, escaped, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { DEFAULT_ANNOTATIONS, SETTLED, annotationsSpec, assertKeepsEveryNamespace, at, childrenOfKind, escaped, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
 import { PROFILE_CASES } from "./guardrails-cases.ts";
 
 // Project shop's Namespace, where its guardrails go.
@@ -278,13 +278,13 @@ describe("guardrails from the Project's profile", () => {
     const large = related({}, { large: everyGuardrail });
     const observed = applied(sync(shop(onLarge), applied(sync(shop(onLarge), active(), large, at)), large, at));
     (observed[RESOURCE_QUOTAS]![`${SHOP}/project-quota`]!["spec"] as any).hard.pods = "7";
-    const answer = sync(shop({ ...onLarge, description: "changed" }), observed, related({}, {}), at);
+    const answer = sync(shop({ ...onLarge, ...annotationsSpec("changed") }), observed, related({}, {}), at);
     assert.equal(ready(answer).reason, "ProfileNotFound");
     assert.match(ready(answer).message, new RegExp(`^ProjectProfile large does not exist, so Namespace ${escaped(SHOP)} keeps the guardrails it has`));
     assert.deepEqual(namespaceIn(answer)?.metadata, {
       name: SHOP,
       labels: { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline" },
-      annotations: { description: "", license: "WTFPL" },
+      annotations: DEFAULT_ANNOTATIONS,
     });
     assert.equal(quotaIn(answer)?.spec.hard["pods"], "7", "as observed, not as any profile says");
     assert.deepEqual(kinds(answer).slice(1, 4), ["ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);

@@ -6,6 +6,7 @@ import * as v from "valibot";
 import {
   API_VERSION,
   LAST_APPLIED_ANNOTATION,
+  NAMESPACE_ANNOTATIONS,
   NAMESPACE_PREFIX,
   NAMESPACES,
   PARENT,
@@ -66,6 +67,24 @@ export function project(name: string, { spec, status, generation = 1 }: ProjectF
     ...(status === undefined ? {} : { status }),
   };
 }
+
+// ## The Namespace's annotations
+//
+// The spec fields the core copies onto the Namespace are sync.ts's
+// NAMESPACE_ANNOTATIONS, and only there: the tests build their specs and
+// expectations from it, so that a copy with other fields, or none, changes
+// that list and the CRD, and its tests still pass.
+
+/** The spec fields that become the Namespace's annotations, in sync.ts's order. */
+export const ANNOTATION_FIELDS: readonly string[] = Object.keys(NAMESPACE_ANNOTATIONS);
+/** What each becomes when the spec does not say. */
+export const DEFAULT_ANNOTATIONS: Readonly<Record<string, string>> = { ...NAMESPACE_ANNOTATIONS };
+/** A spec that gives each of them a value of its own, told apart by `tag`: as many annotations, each `<tag> <field>`. */
+export const annotationsSpec = (tag: string): Record<string, string> => Object.fromEntries(ANNOTATION_FIELDS.map((field) => [field, `${tag} ${field}`]));
+/** The same spec with every field set to `value`. */
+export const eachAnnotation = <T>(value: T): Record<string, T> => Object.fromEntries(ANNOTATION_FIELDS.map((field) => [field, value]));
+/** The annotations of a Namespace in an answer, by any name. */
+export const annotationsOf = (namespace: Namespace | undefined): Record<string, string | undefined> | undefined => namespace?.metadata.annotations;
 
 /**
  * The Namespace a Project of this name owns, as its users are told: sync.ts's
@@ -207,7 +226,7 @@ export type NeverLoseCase = { parent: Project; children: ObservedChildren; relat
 export function having(...names: string[]): ObservedChildren {
   const children = namespaces(Object.fromEntries(names.map((name) => [name, "Active"])));
   for (const name of names) {
-    children[NAMESPACES][name]!.metadata = { name, annotations: { description: "what was there", license: "MIT", "team.example.com/owner": "ops" } };
+    children[NAMESPACES][name]!.metadata = { name, annotations: { ...annotationsSpec("what was there"), "team.example.com/owner": "ops" } };
   }
   return children;
 }
@@ -223,6 +242,6 @@ export function assertKeepsEveryNamespace(reason: string, { parent, children, re
   for (const name of Object.keys(children[NAMESPACES])) {
     const kept = answer.children.find((child) => child.kind === "Namespace" && child.metadata.name === name) as Namespace | undefined;
     assert.ok(kept, `${name} is in the answer`);
-    if (!annotationsFollowSpec) assert.deepEqual(kept.metadata.annotations, { description: "what was there", license: "MIT" });
+    if (!annotationsFollowSpec) assert.deepEqual(kept.metadata.annotations, annotationsSpec("what was there"));
   }
 }

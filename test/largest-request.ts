@@ -35,7 +35,7 @@
 // short as k8s.yaml writes it: docs/operating.md says when to raise the
 // limit for larger ones.
 import { readFileSync, writeFileSync } from "node:fs";
-import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACES, PARENT, finalize, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
+import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACES, PARENT, PROJECT_NAME_MAX_LENGTH, finalize, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
 import { BUILT_IN_PROFILE, DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
 import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
 import { BUDGET, BUDGETS, BUILT_IN_BUDGET, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SPENT_LABEL, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
@@ -47,7 +47,7 @@ import { CLIENT_SIDE_APPLY_ANNOTATION, goJson, readManifest } from "./manifest.t
 /** etcd's default --max-request-bytes, the most one stored object takes. */
 export const ETCD_MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
 /** The longest Project name the CRD admits. */
-const LONGEST_NAME = "a".repeat(58);
+const LONGEST_NAME = "a".repeat(PROJECT_NAME_MAX_LENGTH);
 const UID = "00000000-0000-0000-0000-000000000000";
 const TIME = "2026-12-01T00:00:00Z";
 /** Written as six bytes at least, and more in a JSON string in a string: the most any one character costs. */
@@ -136,10 +136,8 @@ function everyJobDone(children: ObservedChildren): void {
 
 /** The longest spec the CRD admits, in the costliest characters. */
 function largestSpec() {
-  const spec: Record<string, unknown> = {
-    description: COSTLIEST.repeat(specSchema.description.maxLength),
-    license: COSTLIEST.repeat(specSchema.license.maxLength),
-  };
+  // Every field the Namespace's annotations come from, as long as the CRD lets it be.
+  const spec: Record<string, unknown> = Object.fromEntries(Object.keys(NAMESPACE_ANNOTATIONS).map((field) => [field, COSTLIEST.repeat(specSchema[field].maxLength)]));
   // feature: members
   const unique = (index: number) => String(index).padStart(3, "0");
   spec["members"] = Array.from({ length: MAX_MEMBERS }, (_, index) => ({

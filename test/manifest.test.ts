@@ -20,7 +20,7 @@ import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import { API_VERSION, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, sync, type Child } from "../sync.ts";
 import { schemaErrors } from "./cel.ts";
-import { fixtureFromCode, fixturesFromLog } from "./capture-fixtures.ts";
+import { fixtureFromCode, fixturesFromLog, remadeFixtures } from "./capture-fixtures.ts";
 import { fixture, type FixtureName } from "./helpers.ts";
 import {
   ANNOTATIONS_LIMIT_BYTES,
@@ -303,6 +303,21 @@ describe("manifest: fixtures made from code", () => {
       assert.ok(observed, `${child.kind} ${child.metadata.name} observed`);
     }
     assert.equal(answer.status.conditions[0]?.reason, "NamespaceActive");
+  });
+
+  test("--remake refuses, writing nothing, a fixture whose parent the CRD would refuse, and names it and why", () => {
+    const directory = new URL("fixtures/", import.meta.url);
+    const files = readdirSync(directory).filter((file) => file.endsWith(".json"));
+    const read = (file: string) => readFileSync(new URL(file, directory), "utf8");
+    assert.deepEqual(Object.keys(remadeFixtures(read, files)), files);
+    // A field the CRD now requires, with no default, that no fixture's parent has.
+    const requiring = structuredClone(crd);
+    const spec = requiring.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    const field = ["owner", "steward", "keeper"].find((name) => !(name in spec.properties))!;
+    spec.required = [field];
+    spec.properties[field] = { type: "string", description: "Who answers for it." };
+    const manifest = { ...readManifest(), find: () => requiring };
+    assert.throws(() => remadeFixtures(read, files, manifest), (error: Error) => files.every((file) => error.message.includes(`${file}: the CRD refuses its parent`)) && error.message.includes(`.spec.${field}: Required value`));
   });
 });
 

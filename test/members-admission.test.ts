@@ -3,7 +3,7 @@
 // requester role, and the guard on access in a Project's Namespace.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { GROUP, PARENT, PROJECT_LABEL, sync } from "../sync.ts";
+import { GROUP, PARENT, PROJECT_LABEL, PROJECT_NAME_MAX_LENGTH, sync } from "../sync.ts";
 import { MAX_MEMBERS, MEMBER_KINDS, MEMBER_NAME_MAX_LENGTH, MEMBER_RULES, Members, ROLES } from "../features/members.ts";
 import { DEFAULT_PROFILE, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { ADMINISTER, assertJudgedAlike, crd, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
@@ -75,7 +75,7 @@ describe("admission: the CRD and sync judge members alike", () => {
     const name = (index: number) => `${index}`.padEnd(MEMBER_NAME_MAX_LENGTH, "<");
     const members = Array.from({ length: MAX_MEMBERS }, (_, index) => ({ kind: "User", name: name(index), role: "admin" }));
     assert.deepEqual(schemaErrors(membersSchema, members), []);
-    const answer = sync(project("a".repeat(58), { spec: { members } }), namespaces({ [namespaceOf("a".repeat(58))]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
+    const answer = sync(project("a".repeat(PROJECT_NAME_MAX_LENGTH), { spec: { members } }), namespaces({ [namespaceOf("a".repeat(PROJECT_NAME_MAX_LENGTH))]: "Active" }), related(), clock("2026-11-30T00:00:00Z"));
     const [, binding] = answer.children;
     assert.ok(binding);
     const copyBytes = new TextEncoder().encode(goJson(binding)).length;

@@ -19,7 +19,7 @@ import {
   type RoleBinding,
 } from "../features/members.ts";
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
-import { SETTLED, assertKeepsEveryNamespace, at, childrenOfKind, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { SETTLED, annotationsSpec, assertKeepsEveryNamespace, at, childrenOfKind, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
 import { MEMBER_CASES } from "./members-cases.ts";
 
 // Project shop's Namespace, and the name of the role and binding that let its members read it.
@@ -59,7 +59,7 @@ describe("members get access through RoleBindings", () => {
   ];
   // A Project that was Ready once, so that what it waits for is told in detail.
   const shop = (list: unknown[] = members, fields: Parameters<typeof project>[1] = {}) =>
-    project("shop", { status: SETTLED, ...fields, spec: { description: "Web shop", license: "MIT", members: list } });
+    project("shop", { status: SETTLED, ...fields, spec: { ...annotationsSpec("Web shop"), members: list } });
   const roleBindingsOf = roleBindingsIn;
   // What the example asks for once its Namespace is Active, and the children with all of it in place.
   const asked = roleBindingsOf(sync(shop(), active, related(), at));

@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { compositionRestored, editsFor, filesFor, fixturesWith, invalidName, resourceOf, type NewFeature } from "./new-feature.ts";
+import { TO_FILL, compositionRestored, editsFor, filesFor, fixturesWith, invalidName, resourceOf, unfilled, type NewFeature } from "./new-feature.ts";
+import { filesToRename } from "./rename.ts";
 import { COMPOSITION, withoutFeature, writtenByHand } from "./take-away.ts";
 
 const onDisk = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), "utf8");
@@ -43,6 +44,25 @@ describe("new-feature", () => {
     const { children } = JSON.parse(fixturesWith(EXAMPLE.child!, { "test/fixtures/a.json": JSON.stringify(request) })["test/fixtures/a.json"] ?? "");
     assert.deepEqual(Object.keys(children), ["Namespace.v1", "RoleBinding.rbac.authorization.k8s.io/v1", "ServiceAccount.v1"]);
     assert.deepEqual([children["RoleBinding.rbac.authorization.k8s.io/v1"], children["Namespace.v1"]], [{}, { x: {} }]);
+  });
+
+  test("what it writes for a person to write anew is found, in every file it touches, until it is written", () => {
+    for (const feature of [EXAMPLE, { name: "zz-example" }] as NewFeature[]) {
+      const written = { ...filesFor(feature), ...editsFor(feature, read) };
+      const left = unfilled(written);
+      const files = new Set(left.map((line) => line.slice(0, line.indexOf(":"))));
+      // Every file but sync.ts, where only its import and its place go, and
+      // docs/operating.md, whose reason says what the code written does.
+      assert.deepEqual([...files].sort(), Object.keys(written).filter((path) => !["sync.ts", "docs/operating.md"].includes(path)).sort());
+      assert.deepEqual(unfilled(Object.fromEntries(Object.entries(written).map(([path, text]) => [path, text.replaceAll(`(${TO_FILL} `, "(")]))), []);
+    }
+  });
+
+  test("no sentence it left for a person is still in this tree", () => {
+    // This file and new-feature.ts speak of the words themselves.
+    const files = filesToRename().filter((path) => !/^test\/new-feature(\.test)?\.ts$/.test(path));
+    const texts = Object.fromEntries(files.map((path) => [path, read(path)]).filter(([, text]) => !text!.includes("\0")));
+    assert.deepEqual(unfilled(texts), []);
   });
 
   test("its files are the feature and its test, named after it", () => {

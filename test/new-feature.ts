@@ -18,15 +18,16 @@
 //     Metacontroller sends it before any such child exists.
 // Each goes where a `slot: <what>` comment marks, or after the rows of its
 // table. It refuses, writing nothing, a name that is not a lower-case word
-// with dashes, or one taken. Then write its rules (and, with --child, the
+// with dashes, or one taken. Every sentence it leaves for a person opens
+// with "(FILL IN", and npm test fails, naming each, until all are written.
+// Then write its rules (and, with --child, the
 // child's fields), `npm run fixtures -- --from-code <name>-sync '<spec>'`
 // for a fixture that asks for its children, and `npm test`.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseAllDocuments } from "yaml";
-import { currentNames, renameFile, type Names } from "./rename.ts";
+import { currentNames, renameFile, type CoreNames } from "./rename.ts";
 import { COMPOSITION, featureNames, withoutComposition, withoutFeature, writtenByHand } from "./take-away.ts";
 
 const root = new URL("..", import.meta.url);
@@ -38,6 +39,19 @@ const camel = (name: string) => name.replace(/-([a-z0-9])/g, (_, letter: string)
 const pascal = (name: string) => camel(name).replace(/^./, (letter) => letter.toUpperCase());
 /** A kind's resource as Kubernetes spells its own: lower case, `ies` for a final `y`, `es` after a hiss. */
 export const resourceOf = (kind: string) => kind.toLowerCase().replace(/y$/, "ie").replace(/(s|x|z|ch|sh)$/, "$1e") + "s";
+
+// Every sentence it writes for a person to write anew opens with these
+// words, so that one left in fails npm test (new-feature.test.ts): a tree
+// whose feature says "(FILL IN what every Project gets from it)" would
+// pass every other test, and tell its readers nothing.
+export const TO_FILL = "FILL IN";
+
+/** Each line of these files that still holds a sentence to write, as `path:line: text`. */
+export function unfilled(files: Record<string, string>): string[] {
+  return Object.entries(files).flatMap(([path, text]) =>
+    text.split("\n").flatMap((line, index) => (line.includes(`(${TO_FILL} `) ? [`${path}:${index + 1}: ${line.trim()}`] : [])),
+  );
+}
 
 /** The reason Ready gives while the feature's children are not all there. */
 const reasonOf = (name: string) => `WaitingFor${pascal(name)}`;
@@ -56,9 +70,9 @@ export function filesFor({ name, child }: NewFeature): Record<string, string> {
   const group = child ? `${child.kind}.${child.apiVersion}` : "";
   const feature = child
     ? `/**
- * # ${pascal(name)}: (what every Project gets from it, in one line)
+ * # ${pascal(name)}: (${TO_FILL} what every Project gets from it, in one line)
  *
- * (The problem it solves for a Project's users, and how: which spec field
+ * (${TO_FILL} the problem it solves for a Project's users, and how: which spec field
  * a person writes, and what the cluster then holds. A ${child.kind} named
  * ${name} in the Project's Namespace while spec.${field} is set, for now.)
  */
@@ -87,7 +101,7 @@ export const ${field}: Feature<typeof spec, typeof children> = {
             apiVersion: "${child.apiVersion}",
             kind: "${child.kind}",
             metadata: { name: "${name}", namespace },
-            // (Its fields, from spec.${field}.)
+            // (${TO_FILL} its fields, from spec.${field}.)
           },
         ]
       : [];
@@ -100,9 +114,9 @@ export const ${field}: Feature<typeof spec, typeof children> = {
 };
 `
     : `/**
- * # ${pascal(name)}: (what every Project gets from it, in one line)
+ * # ${pascal(name)}: (${TO_FILL} what every Project gets from it, in one line)
  *
- * (The problem it solves for a Project's users, and how: which spec field
+ * (${TO_FILL} the problem it solves for a Project's users, and how: which spec field
  * a person writes, and what the cluster then holds. For now it reads
  * spec.${field} and labels the Namespace with it.)
  */
@@ -125,7 +139,7 @@ export const ${field}: Feature<typeof spec> = {
 };
 `;
   const test = child
-    ? `// The ${name} feature: (what a user relies on it for).
+    ? `// The ${name} feature: (${TO_FILL} what a user relies on it for).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { namespaceNameFor, sync } from "../sync.ts";
@@ -156,7 +170,7 @@ describe("${name}", () => {
   });
 });
 `
-    : `// The ${name} feature: (what a user relies on it for).
+    : `// The ${name} feature: (${TO_FILL} what a user relies on it for).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { namespaceNameFor, sync } from "../sync.ts";
@@ -182,17 +196,12 @@ describe("${name}", () => {
 
 const git = (args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
 
-/** The names a commit's copy had, read from its sync.ts as rename reads the live one. */
-function namesAt(sync: string, manifest: string): Names {
+/** The core's names in a commit's sync.ts, as rename reads the live one's. */
+function coreNamesIn(sync: string): CoreNames {
   const constant = (name: string) => new RegExp(`^export const ${name} = "([^"]*)"`, "m").exec(sync)?.[1] ?? "";
   const parent = /^export const PARENT = \{ kind: "(\w+)", plural: "([\w-]+)", singular: "([\w-]+)" \}/m.exec(sync);
   if (!parent) throw new Error("the commit that had features/index.ts names no PARENT in its sync.ts");
-  const crd = parseAllDocuments(manifest).map((document) => document.toJS()).find((object) => object?.kind === "CustomResourceDefinition" && object.spec?.names?.kind === parent[1]);
-  const compounds = parseAllDocuments(manifest)
-    .map((document) => document.toJS()?.spec?.names)
-    .filter((names) => names?.kind !== parent[1] && names?.kind?.startsWith(parent[1]))
-    .flatMap((names) => [names.plural, names.singular]);
-  return { group: constant("GROUP"), kind: parent[1]!, plural: parent[2]!, short: crd?.spec?.names?.shortNames?.[0] ?? parent[3]!, prefix: constant("NAMESPACE_PREFIX"), compounds };
+  return { GROUP: constant("GROUP"), PARENT: { kind: parent[1]!, plural: parent[2]!, singular: parent[3]! }, NAMESPACE_PREFIX: constant("NAMESPACE_PREFIX") };
 }
 
 /**
@@ -210,7 +219,7 @@ export function compositionRestored(read: (path: string) => string): Record<stri
   if (!commit) throw new Error(`${COMPOSITION}, which composes features, went with the last feature, and no commit of this copy has it to bring back`);
   const paths = git(["ls-tree", "-r", "--name-only", commit]).split("\n").filter(Boolean);
   const old = (path: string) => git(["show", `${commit}:${path}`]);
-  const [from, to] = [namesAt(old("sync.ts"), old("k8s.yaml")), currentNames(read("k8s.yaml"))];
+  const [from, to] = [currentNames(old("k8s.yaml"), coreNamesIn(old("sync.ts"))), currentNames(read("k8s.yaml"))];
   const features = featureNames(paths);
   const scratch = mkdtempSync(join(tmpdir(), "new-feature-"));
   try {
@@ -286,15 +295,15 @@ export function editsFor({ name, child }: NewFeature, read: (path: string) => st
   edit(COMPOSITION, (text) => before(text, slot("imports"), [`import { ${field} } from "./${name}.ts"; ${mark("//")}`], COMPOSITION));
   edit(COMPOSITION, (text) => before(text, slot("features"), [`  ${field}, ${mark("//")}`], COMPOSITION));
   edit("k8s.yaml", (text) =>
-    before(text, slot("spec"), [`                ${mark("#")}`, `                ${field}:`, `                  description: (What a Project says with it, for kubectl explain.)`, "                  type: string", "                  maxLength: 256", `                # end feature: ${name}`], "k8s.yaml"),
+    before(text, slot("spec"), [`                ${mark("#")}`, `                ${field}:`, `                  description: (${TO_FILL} what a Project says with it, for kubectl explain.)`, "                  type: string", "                  maxLength: 256", `                # end feature: ${name}`], "k8s.yaml"),
   );
-  edit("README.md", (text) => before(text, slot("features"), [`<!-- feature: ${name} -->`, `- ${name}: (what every Project gets from it) ([features/${name}.ts](features/${name}.ts));`, `<!-- end feature: ${name} -->`], "README.md"));
-  edit("docs/testing.md", (text) => before(text, /^\| `test\/take-away\.test\.ts` \|/, [`| \`test/${name}.test.ts\` | the ${name} feature: (what its tests pin) | <!-- feature: ${name} -->`], "docs/testing.md"));
+  edit("README.md", (text) => before(text, slot("features"), [`<!-- feature: ${name} -->`, `- ${name}: (${TO_FILL} what every Project gets from it) ([features/${name}.ts](features/${name}.ts));`, `<!-- end feature: ${name} -->`], "README.md"));
+  edit("docs/testing.md", (text) => before(text, /^\| `test\/take-away\.test\.ts` \|/, [`| \`test/${name}.test.ts\` | the ${name} feature: (${TO_FILL} what its tests pin) | <!-- feature: ${name} -->`], "docs/testing.md"));
   if (child) {
     const [group, version] = child.apiVersion.includes("/") ? child.apiVersion.split("/") : ["", child.apiVersion];
     const key = `${child.kind}.${child.apiVersion}`;
     edit("k8s.yaml", (text) =>
-      before(text, slot("child resources"), [`    ${mark("#")}`, `    # (Why each Project owns it, and why this update strategy: InPlace puts back what is changed by hand.)`, `    - apiVersion: ${child.apiVersion}`, `      resource: ${child.resource}`, "      updateStrategy:", "        method: InPlace", `    # end feature: ${name}`], "k8s.yaml"),
+      before(text, slot("child resources"), [`    ${mark("#")}`, `    # (${TO_FILL} why each Project owns it, and why this update strategy: InPlace puts back what is changed by hand.)`, `    - apiVersion: ${child.apiVersion}`, `      resource: ${child.resource}`, "      updateStrategy:", "        method: InPlace", `    # end feature: ${name}`], "k8s.yaml"),
     );
     edit("k8s.yaml", (text) =>
       before(text, slot("owned resources"), [`      ${mark("#")}`, `      - apiGroups: ["${group}"]`, '        apiVersions: ["*"]', "        operations: [CREATE, UPDATE, DELETE]", `        resources: [${child.resource}]`, "        scope: Namespaced", `      # end feature: ${name}`], "k8s.yaml"),
@@ -349,7 +358,7 @@ if (import.meta.filename === process.argv[1]) {
     };
     for (const [path, text] of Object.entries(written)) writeFileSync(new URL(path, root), text);
     console.log(`new feature ${feature.name}: ${Object.keys(written).join(", ")}`);
-    console.log(`next: its rules in features/${feature.name}.ts and its tests, then npm run manifest && npm test`);
+    console.log(`next: its rules in features/${feature.name}.ts and its tests, and each sentence that opens with "(${TO_FILL}" (npm test names those left), then npm run manifest && npm test`);
   } catch (error) {
     console.error(`new-feature: ${(error as Error).message}; nothing was changed`);
     console.error("usage: npm run new-feature -- <name> [--child <apiVersion>/<Kind>] [--resource <plural>]");

@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { CUSTOMIZE_PATH, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
-import { ObservedChildren, REASONS, sync } from "../sync.ts";
+import { NAMESPACE_ANNOTATIONS, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
+import { parse } from "yaml";
 import { fixture } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
 import { STEADY_FIXTURE, StatusChanged, TRANSCRIPT, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
@@ -154,5 +155,50 @@ describe("README", () => {
   test("LICENSE is the license package.json names", () => {
     const { license } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
     assert.equal(readFileSync(new URL("../LICENSE", import.meta.url), "utf8").split("\n")[0], `${license} License`);
+  });
+});
+
+// docs/cluster.md is run on a cluster and its outputs written in (npm run
+// walkthrough), so its commands are a person's to write: these hold its
+// examples of the Namespace's annotations to sync.ts's NAMESPACE_ANNOTATIONS,
+// and name what to change where a copy has other fields, or none.
+describe("docs/cluster.md: the Namespace's annotations are sync.ts's", () => {
+  const page = pages["docs/cluster.md"] ?? "";
+  const section = (number: number) => page.slice(page.indexOf(`\n## ${number}. `), page.indexOf(`\n## ${number + 1}. `));
+  const fields = Object.keys(NAMESPACE_ANNOTATIONS);
+
+  test(`the ${PARENT.kind} created in step 2 gives each field NAMESPACE_ANNOTATIONS names, and no other`, () => {
+    const created = /kubectl apply -f - <<EOF\n([\s\S]*?)\nEOF/.exec(section(2))?.[1] ?? "";
+    assert.deepEqual(Object.keys(parse(created)?.spec ?? {}), fields, `step 2 of docs/cluster.md:\n${created}`);
+  });
+
+  test("step 3 shows those annotations on the Namespace, as the webhook asked for them", () => {
+    const shown = /kubectl get namespace \S+ -o yaml\n([\s\S]*?)\n```/.exec(section(3))?.[1] ?? "";
+    const annotations = Object.keys(parse(shown)?.metadata?.annotations ?? {}).filter((key) => !key.includes("/"));
+    assert.deepEqual(annotations, fields);
+  });
+
+  test("step 4 changes one of them, and none where there is none", () => {
+    const step = section(4);
+    const [, patched = ""] = /kubectl patch \S+ \S+ --type=merge -p '\{"spec":\{"([^"]+)"/.exec(step) ?? [];
+    if (fields.length === 0) return assert.equal(patched, "", `docs/cluster.md step 4 changes spec.${patched}, which NAMESPACE_ANNOTATIONS no longer has`);
+    assert.ok(fields.includes(patched), `step 4 patches spec.${patched}, not one of ${fields.join(", ")}`);
+    assert.match(step, new RegExp(String.raw`--for=jsonpath='\{\.metadata\.annotations\.${patched}\}'`));
+  });
+});
+
+describe("README: the commands it names", () => {
+  const { scripts } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { scripts: Record<string, string> };
+
+  test("every npm run it names is a script of package.json", () => {
+    const named = [...documentation.matchAll(/npm\s+run\s+([a-z][-a-z0-9:]*)/g)].map(([, script]) => script!);
+    assert.deepEqual([...new Set(named.filter((script) => !(script in scripts)))], []);
+  });
+
+  test("Make it your own names the command that fills .cache/runtimes for an offline e2e, and it is that one", () => {
+    const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout"));
+    assert.match(guide.replace(/\s+/g, " "), /`\.cache\/runtimes` holds the Node 24 the Deployment runs on: `npm run runtime-cache` fetches it/);
+    assert.equal(scripts["runtime-cache"], "tsx test/runtime-cache.ts");
+    assert.match(readFileSync(new URL("local-plane.sh", import.meta.url), "utf8"), /test\/runtime-cache\.ts/, "the e2e reads the same cache");
   });
 });

@@ -7,9 +7,10 @@ import { describe, test } from "node:test";
 import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { escaped } from "./helpers.ts";
 import { readManifest } from "./manifest.ts";
-import { currentNames, filesToRename, gitLabParts, invalidNames, renameFile, renameRepository, renamed, type Files, type Names } from "./rename.ts";
+import { currentNames, filesToRename, gitLabParts, invalidNames, namesAfter, parse, pluralOf, renameFile, renameRepository, renamed, type Files, type Names } from "./rename.ts";
+import { describeNames, generatedNames } from "./rename-trees.ts";
 
-const PROJECT: Names = { group: "agrrh.com", kind: "Project", plural: "projects", short: "proj", prefix: "proj-", compounds: ["projectprofiles", "projectprofile"] };
+const PROJECT: Names = { group: "agrrh.com", kind: "Project", plural: "projects", short: "proj", prefix: "proj-", kinds: [{ kind: "ProjectProfile", plural: "projectprofiles", singular: "projectprofile" }] };
 const TEAM: Names = { group: "teams.example.org", kind: "Team", plural: "teams", short: "team", prefix: "team-" };
 
 describe("rename: the words", () => {
@@ -44,6 +45,37 @@ describe("rename: the words", () => {
   test("a plural that is not the singular and an s keeps its own spelling", () => {
     const policy: Names = { group: "policies.example.org", kind: "Policy", plural: "policies", short: "pol", prefix: "pol-" };
     assert.equal(renamed("Projects, projects, PROJECTS", PROJECT, policy), "Policies, policies, POLICIES");
+  });
+
+  test("an irregular English plural is the default, in each form: people for Person, indices for Index", () => {
+    for (const [kind, plural] of [["Person", "people"], ["Index", "indices"], ["Policy", "policies"], ["Box", "boxes"]] as const) {
+      const { to } = parse(["--group", "x.example.org", "--kind", kind], PROJECT);
+      assert.equal(to.plural, plural);
+      const Plural = plural.charAt(0).toUpperCase() + plural.slice(1);
+      assert.equal(renamed("Projects, projects, PROJECTS, a Project", PROJECT, to), `${Plural}, ${plural}, ${plural.toUpperCase()}, ${/^[AEIOU]/.test(kind) ? "an" : "a"} ${kind}`);
+    }
+  });
+
+  test("a feature's kind is renamed on its own, with its resource and singular, or follows the kind", () => {
+    const { to } = parse(["--group", "sandboxes.example.org", "--kind", "Sandbox", "--rename", "ProjectProfile=SandboxClass"], PROJECT);
+    assert.deepEqual(to.kinds, [{ kind: "SandboxClass", plural: "sandboxclasses", singular: "sandboxclass" }]);
+    assert.equal(
+      renamed("a ProjectProfile, ProjectProfiles, projectprofiles.agrrh.com, projectprofile, Project", PROJECT, to),
+      "a SandboxClass, SandboxClasses, sandboxclasses.sandboxes.example.org, sandboxclass, Sandbox",
+    );
+    const followed = parse(["--group", "sandboxes.example.org", "--kind", "Sandbox"], PROJECT).to;
+    assert.equal(renamed("ProjectProfiles projectprofile", PROJECT, followed), "SandboxProfiles sandboxprofile");
+    assert.throws(() => parse(["--group", "x.example.org", "--kind", "X", "--rename", "Nothing=Else"], PROJECT), /neither a feature's kind \(ProjectProfile\) nor a label/);
+  });
+
+  test("a label is renamed on its own, also as a regular expression and a kubectl jsonpath spell it", () => {
+    const { from, to } = parse(["--group", "teams.example.org", "--kind", "Team", "--rename", "agrrh.com/project=example.org/owning-team"], PROJECT);
+    const text = String.raw`"agrrh.com/project" /agrrh\.com\/project/ "agrrh\.com\/project" {.metadata.labels.agrrh\.com/project} agrrh.com/profile agrrh.com/projects`;
+    assert.equal(
+      renamed(text, from, to),
+      String.raw`"example.org/owning-team" /example\.org\/owning-team/ "example\.org\/owning-team" {.metadata.labels.example\.org/owning-team} teams.example.org/profile teams.example.org/teams`,
+    );
+    assert.match(invalidNames({ ...to, labels: ["Not A Label"] }) ?? "", /^--rename …=Not A Label: a label key/);
   });
 
   test("a prefix of another length moves the longest name with it", () => {
@@ -90,7 +122,7 @@ describe("rename: this repository", () => {
   // renaming back can tell them apart.
   const unused = ["Widget", "Gizmo", "Zorblat"].find((kind) => files.every(({ text }) => !text.toLowerCase().includes(kind.toLowerCase()))) ?? "Qxzzy";
   const singular = unused.toLowerCase();
-  const WIDGET: Names = { group: `${singular}s.example.net`, kind: unused, plural: `${singular}s`, short: singular.slice(0, 3), prefix: `${singular.slice(0, 2)}-` };
+  const WIDGET: Names = { group: `${singular}s.example.net`, kind: unused, plural: pluralOf(singular), short: singular.slice(0, 3), prefix: `${singular.slice(0, 2)}-` };
 
   test("the names it starts from are sync.ts's, with the CRD's short name and the features' kinds named after it", () => {
     const manifest = [
@@ -98,14 +130,14 @@ describe("rename: this repository", () => {
       `{"kind": "CustomResourceDefinition", "spec": {"names": {"kind": "${current.kind}Size", "plural": "y", "singular": "z"}}}`,
       `{"kind": "CustomResourceDefinition", "spec": {"names": {"kind": "Other", "plural": "o", "singular": "p"}}}`,
     ].join("\n---\n");
-    assert.deepEqual(currentNames(manifest), { ...current, short: "xs", compounds: ["y", "z"] });
+    assert.deepEqual(currentNames(manifest), { ...current, short: "xs", kinds: [{ kind: `${current.kind}Size`, plural: "y", singular: "z" }, { kind: "Other", plural: "o", singular: "p" }] });
   });
 
   test("a renamed copy holds none of the old names, but GitLab's own word where GitLab speaks", () => {
     // The kind ends as a word ends, so that an English word that starts like
     // it (a Team's teammate) is not taken for it; its compounds are the CRDs'.
-    const compounds = (current.compounds ?? []).map((compound) => `|${compound}`).join("");
-    const old = new RegExp(String.raw`${current.group.replaceAll(".", String.raw`\\?\.`)}|${current.kind}s?(?![a-z])|${current.kind.toUpperCase()}S?(?![A-Z])|(?<![-a-z0-9])${current.prefix}|(?<![-a-z0-9./])${current.short}(?![-a-z0-9])`);
+    const compounds = (current.kinds ?? []).filter(({ kind }) => kind.startsWith(current.kind)).flatMap(({ plural, singular }) => [`|${plural}`, `|${singular}`]).join("");
+    const old = new RegExp(String.raw`${current.group.replaceAll(".", String.raw`\\?\.`)}|(?:${pluralOf(current.kind)}|${current.kind})(?![a-z])|(?:${pluralOf(current.kind).toUpperCase()}|${current.kind.toUpperCase()})(?![A-Z])|(?<![-a-z0-9])${current.prefix}|(?<![-a-z0-9./])${current.short}(?![-a-z0-9])`);
     const lower = new RegExp(String.raw`${current.kind.toLowerCase()}(?![a-z_])|${current.plural}(?![a-z_])${compounds}`);
     const left = files.flatMap(({ path, text }) =>
       gitLabParts(path, renameFile(path, text, current, WIDGET)).flatMap(({ text: part, speaksGitLab }) =>
@@ -151,10 +183,15 @@ describe("rename: this repository", () => {
     }
   });
 
-  test("renamed, then renamed back, every file is as it was", () => {
-    const widget = { ...WIDGET, compounds: current.compounds?.map((compound) => compound.replace(current.kind.toLowerCase(), singular)) };
-    for (const { path, text } of files) {
-      assert.equal(renameFile(path, renameFile(path, text, current, WIDGET), widget, current), text, path);
-    }
-  });
+  // Resources of every shape a copy may have: a short and a long prefix, an
+  // irregular plural, a feature's kind and the parent's label of names of
+  // their own. Renamed there and back, every file is as it was.
+  for (const names of generatedNames(files.map(({ text }) => text), current)) {
+    test(`renamed to ${describeNames(names)}, then renamed back, every file is as it was`, () => {
+      const { from, to } = namesAfter(current, names.to, names.renames);
+      for (const { path, text } of files) {
+        assert.equal(renameFile(path, renameFile(path, text, from, to), to, from), text, path);
+      }
+    });
+  }
 });

@@ -4,9 +4,17 @@
 // your own" says. Options, the last three defaulting from the kind:
 //   --group    the API group, as teams.example.org
 //   --kind     the kind, as Team
-//   --plural   the resource, as teams
+//   --plural   the resource, as teams (the English plural of the kind:
+//              policies for Policy, people for Person)
 //   --short    the short name kubectl takes, as team
-//   --prefix   what its Namespaces' names start with, as team-
+//   --prefix   what its Namespaces' names start with, as team- (any length
+//              that leaves a name room: every length figure follows it)
+//   --rename   OLD=NEW, as often as needed: a feature's kind on its own
+//              (ProjectProfile=TeamClass, with its resource and singular),
+//              or a label (agrrh.com/project=example.org/team). Without it,
+//              a feature's kind named after the parent's follows the new
+//              kind (ProjectProfile becomes TeamProfile), and a label the
+//              group and kind it is spelt with.
 // The singular, and so the install's own names (its Namespace meta-<singular>,
 // its CompositeController controller-<singular>, the package
 // <singular>-controller), is the kind in lower case. The names it starts
@@ -24,26 +32,61 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import pluralize from "pluralize";
 import { parseAllDocuments } from "yaml";
 import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 
+/** The core's names, as sync.ts spells them; another commit's are read from its text. */
+export type CoreNames = { GROUP: string; PARENT: { kind: string; plural: string; singular: string }; NAMESPACE_PREFIX: string };
+const CORE: CoreNames = { GROUP, PARENT, NAMESPACE_PREFIX };
+
 const root = new URL("..", import.meta.url);
 
-export type Names = { group: string; kind: string; plural: string; short: string; prefix: string; compounds?: string[] };
+/** A kind's names as a CRD gives them. */
+export type KindNames = { kind: string; plural: string; singular: string };
+/**
+ * Every name a rename changes. `kinds` are the features' CRDs' and `labels`
+ * label keys renamed on their own: in two Names of one rename, the same
+ * index is the same kind or label, before and after.
+ */
+export type Names = { group: string; kind: string; plural: string; short: string; prefix: string; kinds?: KindNames[]; labels?: string[] };
 
-/** The names this copy has now: sync.ts's, and the short name its CRD gives kubectl. */
-export function currentNames(manifest = readFileSync(new URL("k8s.yaml", root), "utf8")): Names {
+/** The English plural of a word, in its case: Policies, people. */
+export const pluralOf = (word: string) => pluralize.plural(word);
+
+/** The names this copy has now: sync.ts's, the short name its CRD gives kubectl, and the features' kinds. */
+export function currentNames(manifest = readFileSync(new URL("k8s.yaml", root), "utf8"), { GROUP, PARENT, NAMESPACE_PREFIX } = CORE): Names {
   const crds = parseAllDocuments(manifest)
     .map((document) => document.toJS())
     .filter((object) => object?.kind === "CustomResourceDefinition");
   const crd = crds.find((object) => object.spec?.names?.kind === PARENT.kind);
-  // The features' kinds named after it (ProjectProfile) are renamed with it,
-  // and so are their resources (projectprofiles), which are one word.
-  const compounds = crds
+  const kinds = crds
     .map((object) => object.spec?.names)
-    .filter((names) => names?.kind !== PARENT.kind && names?.kind?.startsWith(PARENT.kind))
-    .flatMap((names) => [names.plural, names.singular]);
-  return { group: GROUP, kind: PARENT.kind, plural: PARENT.plural, short: crd?.spec?.names?.shortNames?.[0] ?? PARENT.singular, prefix: NAMESPACE_PREFIX, compounds };
+    .filter((names) => names?.kind && names.kind !== PARENT.kind)
+    .map(({ kind, plural, singular }) => ({ kind, plural, singular: singular ?? kind.toLowerCase() }));
+  return { group: GROUP, kind: PARENT.kind, plural: PARENT.plural, short: crd?.spec?.names?.shortNames?.[0] ?? PARENT.singular, prefix: NAMESPACE_PREFIX, kinds, labels: [] };
+}
+
+/**
+ * The names after a rename to `kind`: a feature's kind named after the old
+ * one follows it (ProjectProfile, TeamProfile), any other keeps its name;
+ * `renames` (OLD=NEW) names a feature's kind or a label on its own.
+ */
+export function namesAfter(from: Names, to: Omit<Names, "kinds" | "labels">, renames: [string, string][] = []): { from: Names; to: Names } {
+  const given = new Map(renames);
+  const kinds = (from.kinds ?? []).map((names): KindNames => {
+    const kind = given.get(names.kind) ?? (names.kind.startsWith(from.kind) ? to.kind + names.kind.slice(from.kind.length) : names.kind);
+    if (kind === names.kind) return names;
+    const singular = kind.toLowerCase();
+    return { kind, plural: pluralOf(singular), singular };
+  });
+  const known = new Set((from.kinds ?? []).map(({ kind }) => kind));
+  const labels = renames.filter(([old]) => !known.has(old));
+  for (const [old] of labels) if (!old.includes("/")) throw new Error(`--rename ${old}=…: neither a feature's kind (${[...known].join(", ")}) nor a label, as ${GROUP}/${PARENT.singular}`);
+  return {
+    from: { ...from, labels: [...(from.labels ?? []), ...labels.map(([old]) => old)] },
+    to: { ...to, kinds, labels: [...(from.labels ?? []), ...labels.map(([, renamed]) => renamed)] },
+  };
 }
 
 /** What a name must be for Kubernetes to take it, or undefined if it may be. */
@@ -55,6 +98,9 @@ export function invalidNames(names: Names): string | undefined {
   if (!label.test(names.short)) return `--short ${names.short}: lower case letters, digits or '-', as team`;
   if (!/^[a-z]([-a-z0-9]*)-$/.test(names.prefix)) return `--prefix ${names.prefix}: lower case letters, digits or '-', ending in '-', as team-`;
   if (names.prefix.length > 32) return `--prefix ${names.prefix}: at most 32 characters, to leave the names their room`;
+  for (const { kind } of names.kinds ?? []) if (!/^[A-Z][A-Za-z0-9]*$/.test(kind)) return `--rename …=${kind}: a kind is UpperCamelCase, as TeamClass`;
+  const labelKey = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
+  for (const label of names.labels ?? []) if (!labelKey.test(label) || label.length > 253 + 1 + 63) return `--rename …=${label}: a label key, as example.org/team`;
   return undefined;
 }
 
@@ -65,13 +111,19 @@ const article = (word: string, capital: boolean) => (/^[AEIOU]/i.test(word) ? (c
 const longestName = (prefix: string) => 63 - prefix.length;
 
 /** The text with every old name replaced by the new one; `speaksGitLab` keeps GitLab's lower-case `project`. */
-export function renamed(text: string, from: Names, to: Names, speaksGitLab = false): string {
+export function renamed(text: string, from: Names, given: Names, speaksGitLab = false): string {
+  // Where the new names do not say what becomes of the features' kinds, they
+  // follow the kind; where the old ones name none, none is renamed.
+  const to = !from.kinds ? { ...given, kinds: [] } : given.kinds ? given : { ...given, kinds: namesAfter(from, given).to.kinds };
+  if ((to.kinds ?? []).length !== (from.kinds ?? []).length) throw new Error(`${(from.kinds ?? []).length} features' kinds to rename, and ${(to.kinds ?? []).length} new ones`);
   // Each form of the old names, beside the same form of the new ones.
   const forms = (names: Names) => {
     const singular = names.kind.toLowerCase();
     return [
-      ...(from.compounds ?? []).map((compound) => singular + compound.slice(from.kind.length)),
-      names.plural === `${singular}s` ? `${names.kind}s` : capitalized(names.plural),
+      // The features' kinds, each in the forms a CRD and the code give it.
+      ...(names.kinds ?? []).flatMap(({ kind, plural, singular }) => [pluralOf(kind), kind, plural, singular]),
+      // The kind's plural as a word, in the kind's own case where the resource is its English plural.
+      pluralOf(singular) === names.plural ? pluralOf(names.kind) : capitalized(names.plural),
       names.kind,
       names.plural,
       singular,
@@ -80,7 +132,23 @@ export function renamed(text: string, from: Names, to: Names, speaksGitLab = fal
     ];
   };
   const newForms = forms(to);
-  const wordOf = new Map(forms(from).map((form, index) => [form, newForms[index]!]));
+  // A form that stays as it is (a feature's kind not named after the parent) is no word to replace.
+  const wordOf = new Map(forms(from).flatMap((form, index) => (form === newForms[index] ? [] : [[form, newForms[index]!] as const])));
+  // Labels renamed on their own, also as a regular expression or a kubectl jsonpath spells them.
+  // Each spelling: as it is; its dots escaped (a kubectl jsonpath, a regular
+  // expression), its slash too; and those two inside a string, backslashes doubled.
+  const spellings = (label: string) => {
+    const dots = label.replaceAll(".", "\\.");
+    const slash = dots.replaceAll("/", "\\/");
+    return [label, dots, slash, dots.replaceAll("\\", "\\\\"), slash.replaceAll("\\", "\\\\")];
+  };
+  const labelOf = new Map(
+    (from.labels ?? []).flatMap((label, index) => {
+      const after = spellings(to.labels?.[index] ?? label);
+      return spellings(label).map((spelling, form) => [spelling, after[form]!] as const);
+    }),
+  );
+  const labels = [...labelOf.keys()].sort((a, b) => b.length - a.length).map(escape).join("|");
   // Longest first, so that `Projects` is one word and not `Project` + `s`.
   const words = [...wordOf.keys()].sort((a, b) => b.length - a.length);
   // A form ends where the next character cannot continue it: a lower-case
@@ -89,6 +157,7 @@ export function renamed(text: string, from: Names, to: Names, speaksGitLab = fal
   const word = words.map((form) => `${escape(form)}${/^[A-Z]+$/.test(form) ? "(?![A-Z])" : "(?![a-z_])"}`).join("|");
   const pattern = new RegExp(
     [
+      ...(labels ? [`(?<label>(?<![-a-z0-9])(?:${labels}))(?![-a-z0-9_.])`] : []),
       `(?<article>\\b(?:[Aa]n?) )(?<articled>${word})`,
       `(?<escapedGroup>${escape(escape(from.group))})`,
       `(?<group>${escape(from.group)})`,
@@ -111,6 +180,7 @@ export function renamed(text: string, from: Names, to: Names, speaksGitLab = fal
       const capital = groups.article!.startsWith("A");
       return `${article(replacement, capital)} ${replacement}`;
     }
+    if (groups.label !== undefined) return labelOf.get(groups.label)!;
     if (groups.escapedGroup !== undefined) return escape(to.group);
     if (groups.group !== undefined) return to.group;
     if (groups.prefix !== undefined) return to.prefix;
@@ -130,7 +200,7 @@ export function gitLabParts(path: string, text: string): { text: string; speaksG
 
 // This script and its test speak of names in general, with examples of
 // their own that must stay as they are.
-const ABOUT_NAMES = ["test/rename.ts", "test/rename.test.ts"];
+export const ABOUT_NAMES = ["test/rename.ts", "test/rename.test.ts", "test/rename-trees.ts", "test/rename-trees.test.ts"];
 
 /** The files to rename in, by path from the root: every one git knows or would add, that is there, but this script's own. */
 export function filesToRename(): string[] {
@@ -145,18 +215,22 @@ export function renameFile(path: string, text: string, from: Names, to: Names): 
     .join("");
 }
 
-function parse(args: string[]): Names {
+/** The names the command line asks for, from the names this copy has. */
+export function parse(args: string[], from: Names): { from: Names; to: Names } {
   const given = new Map<string, string>();
+  const renames: [string, string][] = [];
   for (let index = 0; index < args.length; index += 2) {
     const [flag, value] = [args[index]!, args[index + 1]];
-    if (!["--group", "--kind", "--plural", "--short", "--prefix"].includes(flag) || value === undefined) throw new Error(`unknown option ${flag}, or no value after it`);
-    given.set(flag.slice(2), value);
+    if (!["--group", "--kind", "--plural", "--short", "--prefix", "--rename"].includes(flag) || value === undefined) throw new Error(`unknown option ${flag}, or no value after it`);
+    if (flag !== "--rename") given.set(flag.slice(2), value);
+    else if (/^[^=]+=[^=]+$/.test(value)) renames.push(value.split("=") as [string, string]);
+    else throw new Error(`--rename ${value}: OLD=NEW, as ${from.kinds?.[0]?.kind ?? "Kind"}=TeamClass or ${GROUP}/${PARENT.singular}=example.org/team`);
   }
   const kind = given.get("kind");
   const group = given.get("group");
   if (!kind || !group) throw new Error("--group and --kind are needed");
   const singular = kind.toLowerCase();
-  return { group, kind, plural: given.get("plural") ?? `${singular}s`, short: given.get("short") ?? singular, prefix: given.get("prefix") ?? `${singular}-` };
+  return namesAfter(from, { group, kind, plural: given.get("plural") ?? pluralOf(singular), short: given.get("short") ?? singular, prefix: given.get("prefix") ?? `${singular}-` }, renames);
 }
 
 /** A file system for the rename, so that a test can watch what it writes. */
@@ -186,10 +260,9 @@ export function renameRepository(files: Files, from: Names, to: Names): number {
 
 if (import.meta.filename === process.argv[1]) {
   try {
-    const to = parse(process.argv.slice(2));
+    const { from, to } = parse(process.argv.slice(2), currentNames());
     const invalid = invalidNames(to);
     if (invalid) throw new Error(invalid);
-    const from = currentNames();
     const tsc = fileURLToPath(new URL("node_modules/.bin/tsc", root));
     const changed = renameRepository(
       {
@@ -204,11 +277,12 @@ if (import.meta.filename === process.argv[1]) {
       from,
       to,
     );
-    console.log(`renamed ${from.kind} (${from.plural}.${from.group}, ${from.prefix}<name>) to ${to.kind} (${to.plural}.${to.group}, ${to.prefix}<name>) in ${changed} files`);
+    const others = [...(from.kinds ?? []).map(({ kind }, index) => [kind, to.kinds?.[index]?.kind]), ...(from.labels ?? []).map((label, index) => [label, to.labels?.[index]])].filter(([old, renamed]) => old !== renamed);
+    console.log(`renamed ${from.kind} (${from.plural}.${from.group}, ${from.prefix}<name>) to ${to.kind} (${to.plural}.${to.group}, ${to.prefix}<name>)${others.map(([old, renamed]) => `, ${old} to ${renamed}`).join("")} in ${changed} files`);
     console.log("next: npm run manifest && npm run transcripts && npm test");
   } catch (error) {
     console.error(`rename: ${(error as Error).message}\nnothing was changed`);
-    console.error("usage: npm run rename -- --group teams.example.org --kind Team [--plural teams] [--short team] [--prefix team-]");
+    console.error("usage: npm run rename -- --group teams.example.org --kind Team [--plural teams] [--short team] [--prefix team-] [--rename OLD=NEW]...");
     process.exit(2);
   }
 }

@@ -37,7 +37,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
-import { API_VERSION, GROUP, PARENT } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { kubectlProcess, kubectlProxy } from "./kubectl.ts";
 import { endedPod } from "./e2e.ts"; // feature: integrations
@@ -64,7 +64,8 @@ const IMAGE = "registry.invalid/scale:1"; // feature: integrations
  */
 export function runObjects(run: string, count: number, integrations = 0, requesters = 0, unlimited = false) {
   const prerequisites: { apiVersion: string; kind: string; metadata: { name: string }; spec?: object; [field: string]: unknown }[] = [];
-  const spec: Record<string, unknown> = { description: "Created by test/scale.ts" };
+  // Each field the Namespace's annotations come from, so that every Namespace carries them.
+  const spec: Record<string, unknown> = Object.fromEntries(Object.keys(NAMESPACE_ANNOTATIONS).map((field) => [field, "set by test/scale.ts"]));
   // feature: guardrails
   prerequisites.push({
     apiVersion: API_VERSION,

@@ -8,6 +8,7 @@ import {
   GROUP,
   NAMESPACES,
   PROJECT_LABEL,
+  PROJECT_NAME_MAX_LENGTH,
   PROJECT_NAME_RULE,
   REFUSALS,
   SyncRequest,
@@ -23,58 +24,58 @@ import {
 } from "../sync.ts";
 import { FEATURE_REFUSALS } from "../features/index.ts"; // features
 import { PROFILES } from "../features/guardrails.ts"; // feature: guardrails
-import { assertKeepsEveryNamespace, at, deepFreeze, escaped, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, type NeverLoseCase } from "./helpers.ts";
+import { ANNOTATION_FIELDS, DEFAULT_ANNOTATIONS, annotationsSpec, assertKeepsEveryNamespace, at, eachAnnotation, deepFreeze, escaped, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, type NeverLoseCase } from "./helpers.ts";
 
 // The Namespace of the Project most tests here make; the first test pins its name.
 const TEST = namespaceOf("test");
 
 describe("sync: the desired Namespace", () => {
-  test("a new Project asks for Namespace proj-<name> with its description and license", () => {
-    const answer = sync(project("test", { spec: { description: "Test project", license: "MIT" } }), namespaces(), related(), at);
+  test("a new Project asks for Namespace proj-<name> with an annotation for each of NAMESPACE_ANNOTATIONS' fields, as its spec gives them", () => {
+    const answer = sync(project("test", { spec: annotationsSpec("Test") }), namespaces(), related(), at);
     assert.deepEqual(answer.children, [
       {
         apiVersion: "v1",
         kind: "Namespace",
-        metadata: { name: "proj-test", labels: { [PROJECT_LABEL]: "test" }, annotations: { description: "Test project", license: "MIT" } }, // pins the name
+        metadata: { name: "proj-test", labels: { [PROJECT_LABEL]: "test" }, annotations: annotationsSpec("Test") }, // pins the name
       },
     ]);
   });
 
-  test("a Project without spec gets license WTFPL and an empty description", () => {
+  test("a Project without spec gets each annotation's default", () => {
     const namespace = namespaceIn(sync(project("bare"), namespaces(), related(), at));
-    assert.deepEqual(namespace?.metadata.annotations, { description: "", license: "WTFPL" });
+    assert.deepEqual(namespace?.metadata.annotations, DEFAULT_ANNOTATIONS);
   });
 
   test("a Project with null spec fields gets the same defaults", () => {
-    for (const spec of [null, { description: null, license: null }]) {
+    for (const spec of [null, eachAnnotation(null)]) {
       const namespace = namespaceIn(sync(project("bare", { spec }), namespaces(), related(), at));
-      assert.deepEqual(namespace?.metadata.annotations, { description: "", license: "WTFPL" });
+      assert.deepEqual(namespace?.metadata.annotations, DEFAULT_ANNOTATIONS);
     }
   });
 
-  test("an empty license is kept, not replaced by the default", () => {
-    const namespace = namespaceIn(sync(project("test", { spec: { license: "" } }), namespaces(), related(), at));
-    assert.equal(namespace?.metadata.annotations.license, "");
+  test("an empty value is kept, not replaced by the default", () => {
+    const namespace = namespaceIn(sync(project("test", { spec: eachAnnotation("") }), namespaces(), related(), at));
+    assert.deepEqual(namespace?.metadata.annotations, eachAnnotation(""));
   });
 
   test("the Namespace is asked for again, unchanged, once it exists", () => {
-    const spec = { description: "d", license: "MIT" };
+    const spec = annotationsSpec("d");
     const first = sync(project("test", { spec }), namespaces(), related(), at);
     const steady = sync(project("test", { spec }), namespaces({ [TEST]: "Active" }), related(), at);
     assert.deepEqual(steady.children, first.children);
   });
 
   test("a changed spec asks for the new annotations on the existing Namespace", () => {
-    const answer = sync(project("test", { spec: { license: "Apache-2.0" } }), namespaces({ [TEST]: "Active" }), related(), at);
-    assert.equal(namespaceIn(answer)?.metadata.annotations.license, "Apache-2.0");
+    const answer = sync(project("test", { spec: annotationsSpec("changed") }), namespaces({ [TEST]: "Active" }), related(), at);
+    assert.deepEqual(namespaceIn(answer)?.metadata.annotations, annotationsSpec("changed"));
   });
 
   test("a Namespace the Project owns under another name, as an older naming rule gave, is kept as observed", () => {
     const children = namespaces({ [TEST]: "Active", [namespaceOf("old-name")]: "Active" });
-    children[NAMESPACES][namespaceOf("old-name")]!.metadata = { name: namespaceOf("old-name"), annotations: { license: "GPL", owner: "ops" } };
+    children[NAMESPACES][namespaceOf("old-name")]!.metadata = { name: namespaceOf("old-name"), annotations: { ...annotationsSpec("old"), "team.example.com/owner": "ops" } };
     const answer = sync(project("test"), children, related(), at);
     assert.deepEqual(answer.children.slice(1), [
-      { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceOf("old-name"), labels: { [PROJECT_LABEL]: "test" }, annotations: { license: "GPL" } } },
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceOf("old-name"), labels: { [PROJECT_LABEL]: "test" }, annotations: annotationsSpec("old") } },
     ]);
     assert.match(ready(answer).message, new RegExp(` It also owns Namespace ${escaped(namespaceOf("old-name"))}, kept as it is: delete it by hand once nobody needs it\\.$`));
   });
@@ -88,8 +89,8 @@ describe("sync: the desired Namespace", () => {
 });
 
 describe("sync: names that cannot become a Namespace", () => {
-  const longest = "a".repeat(58);
-  for (const name of ["my.project", "a".repeat(59), "Upper", "under_score", "ends-with-"]) {
+  const longest = "a".repeat(PROJECT_NAME_MAX_LENGTH);
+  for (const name of ["my.project", "a".repeat(PROJECT_NAME_MAX_LENGTH + 1), "Upper", "under_score", "ends-with-"]) {
     test(`Project "${name.length > 20 ? `${name.length} characters` : name}" asks for no Namespace and says why`, () => {
       const answer = sync(project(name), namespaces(), related(), at);
       assert.deepEqual(answer.children, []);
@@ -97,11 +98,11 @@ describe("sync: names that cannot become a Namespace", () => {
       assert.equal(ready(answer).status, "False");
       assert.equal(ready(answer).reason, "InvalidName");
       assert.equal(ready(answer).message, `${namespaceOf(name)} cannot be a Namespace name: ${PROJECT_NAME_RULE}. Recreate the Project under such a name.`);
-      assert.match(ready(answer).message, /a Project name must be at most 58 /, "the Project's limit, not the Namespace's 63");
+      assert.match(ready(answer).message, new RegExp(`a Project name must be at most ${PROJECT_NAME_MAX_LENGTH} `), "the Project's limit, not the Namespace's 63");
     });
   }
 
-  test("a 58-character name is the longest that still works", () => {
+  test(`a ${PROJECT_NAME_MAX_LENGTH}-character name is the longest that still works`, () => {
     assert.equal(sync(project(longest), namespaces(), related(), at).children.length, 1);
     assert.equal(isValidNamespaceName(namespaceOf(longest)), true);
     assert.equal(isValidNamespaceName(`${namespaceOf(longest)}a`), false);
@@ -137,7 +138,7 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
   });
 
   test("the taken Namespace is not asked for, so Metacontroller neither changes it nor keeps failing to create it", () => {
-    assert.deepEqual(sync(project("test", { spec: { license: "MIT" } }), namespaces(), taken, at).children, []);
+    assert.deepEqual(sync(project("test", { spec: annotationsSpec("test") }), namespaces(), taken, at).children, []);
   });
 
   test("the conflict names the owner: another Project that holds the name", () => {
@@ -300,7 +301,7 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
     ["the name is taken", namespaces(), related({ [TEST]: { phase: "Active" } })],
   ] as const) {
     test(`syncing the returned status again returns the same status: ${situation}`, () => {
-      const parent = project("test", { spec: { description: "d" } });
+      const parent = project("test", { spec: annotationsSpec("d") });
       const first = sync(parent, observed, others, at);
       assert.deepEqual(resync(parent, observed, first, others), first);
     });
@@ -349,8 +350,8 @@ describe("sync: a fixed point, so Metacontroller does not loop", () => {
 describe("finalize: a deleted Project", () => {
   test("finalize answers the desired state sync would, so a Project being deleted loses nothing meanwhile", () => {
     const children = having(namespaceOf("shop"));
-    const answer = finalize(project("shop", { spec: { description: "d", license: "MIT" } }), children, related(), at);
-    const synced = sync(project("shop", { spec: { description: "d", license: "MIT" } }), children, related(), at);
+    const answer = finalize(project("shop", { spec: annotationsSpec("d") }), children, related(), at);
+    const synced = sync(project("shop", { spec: annotationsSpec("d") }), children, related(), at);
     assert.deepEqual({ status: answer.status, children: answer.children }, synced);
   });
 
@@ -399,7 +400,7 @@ describe("sync: input", () => {
   const refusals: [string, (request: Record<string, any>) => void, (string | number)[]][] = [
     ["a Project without a name", (r) => delete r["parent"].metadata.name, ["parent", "metadata", "name"]],
     ["a Project with an empty name", (r) => (r["parent"].metadata.name = ""), ["parent", "metadata", "name"]],
-    ["a description that is not a string", (r) => (r["parent"].spec.description = 42), ["parent", "spec", "description"]],
+    ...ANNOTATION_FIELDS.map((field): (typeof refusals)[number] => [`a ${field} that is not a string`, (r) => (r["parent"].spec[field] = 42), ["parent", "spec", field]]),
     ["a generation that is not a number", (r) => (r["parent"].metadata.generation = "1"), ["parent", "metadata", "generation"]],
     ["children without Namespace.v1", (r) => delete r["children"]["Namespace.v1"], ["children", "Namespace.v1"]],
     // feature: members

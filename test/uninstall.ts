@@ -24,6 +24,7 @@
 // A Project that does not go within the deadline stops the uninstall with
 // the guards still in place, and says why.
 import { createInterface } from "node:readline/promises";
+import pluralize from "pluralize";
 import { stringify } from "yaml";
 import { GROUP, PARENT } from "../sync.ts";
 import { PROFILE } from "../features/guardrails.ts"; // feature: guardrails
@@ -174,7 +175,7 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
   const now = await survey(run, tolerant);
   refuseProtected(now); // feature: deletion-protection
   const names = (projects: Plan["projects"]) => projects.map((project) => project.name).sort().join(" ");
-  if (names(now.projects) !== names(plan.projects)) throw new Refusal(`the ${PARENT.kind}s changed since they were listed. Nothing was deleted: run it again.`);
+  if (names(now.projects) !== names(plan.projects)) throw new Refusal(`the ${pluralize(PARENT.kind)} changed since they were listed. Nothing was deleted: run it again.`);
 
   const done: string[] = [];
   const stop = (why: string) => new Refusal(`${why}; so the install and its guards stay (run it again once that is put right). ${done.length ? `Deleted already: ${done.join(", ")}.` : "Nothing was deleted."}`);
@@ -191,7 +192,7 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
     const waited = await options.kubectl(["wait", "--for=delete", ...projects.map((name) => `${PARENT.singular}/${name}`), `--timeout=${timeout}`], undefined, signal);
     if (!waited.ok) {
       const left = await tolerant(["get", PARENT.plural, "-o", `custom-columns=NAME:.metadata.name,REASON:.status.conditions[?(@.type=="Ready")].message`]);
-      throw stop(`these ${PARENT.kind}s did not go within ${timeout} (docs/operating.md, Troubleshooting):\n${left ?? ""}`);
+      throw stop(`these ${pluralize(PARENT.kind)} did not go within ${timeout} (docs/operating.md, Troubleshooting):\n${left ?? ""}`);
     }
   }
   // A Namespace goes after its Project, once everything in it has: content

@@ -1,0 +1,44 @@
+// This repository renamed to resources of other shapes (rename-trees.ts: a
+// short and a long prefix, irregular plurals, a feature's kind and the
+// parent's label under names of their own) still type-checks and passes the
+// tests of its core and of the features that read the names: a rename that
+// left a length figure, a plural or a kind behind fails here, not in a copy.
+// The whole suite of such a copy also needs `npm run manifest && npm run
+// transcripts` first, which only a copy on disk can run (README's "Make it
+// your own").
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { describe, test } from "node:test";
+import { promisify } from "node:util";
+import { currentNames, filesToRename, namesAfter } from "./rename.ts";
+import { describeNames, generatedNames, renamedTree } from "./rename-trees.ts";
+
+const run = promisify(execFile);
+// The tests that read the names sync.ts and k8s.yaml own: the core, its
+// schemas and admission, and the features that spell kinds, lengths and labels.
+const TESTS = ["sync", "admission", "crd-schema", "annotation-limits", "guardrails", "members-admission", "adoption", "new-feature"]
+  .map((name) => `test/${name}.test.ts`)
+  .filter((path) => filesToRename().includes(path));
+
+describe("rename: whole trees", () => {
+  const current = currentNames();
+  const texts = filesToRename().map((path) => readFileSync(new URL(`../${path}`, import.meta.url), "utf8"));
+  for (const names of generatedNames(texts, current)) {
+    test(`renamed to ${describeNames(names)}, it type-checks and passes ${TESTS.length} test files`, { timeout: 300_000 }, async () => {
+      const { from, to } = namesAfter(current, names.to, names.renames);
+      const tree = renamedTree(from, to);
+      try {
+        // A child test runner must not report to this one.
+        const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+        const options = { cwd: tree, env: { ...env, FORCE_COLOR: "0" }, timeout: 240_000, maxBuffer: 64 * 1024 * 1024 };
+        const typeCheck = await run("node_modules/.bin/tsc", ["-p", ".", "--pretty", "false"], options).catch((error) => error);
+        assert.equal(typeCheck.code ?? 0, 0, `tsc in ${tree}:\n${typeCheck.stdout}`);
+        const tests = await run("node_modules/.bin/tsx", ["--test", "--test-reporter=dot", ...TESTS], options).catch((error) => error);
+        assert.equal(tests.code ?? 0, 0, `${TESTS.join(" ")} in ${tree}:\n${String(tests.stdout).slice(-6000)}`);
+      } finally {
+        rmSync(tree, { recursive: true, force: true });
+      }
+    });
+  }
+});
