@@ -182,7 +182,8 @@ const place = (hash: string, project: string, number: number): Place => ({
 
 const requesterOf = (project: Budgeted) => project.metadata.annotations?.[REQUESTER_ANNOTATION];
 const groupsOf = (project: Budgeted) => (project.metadata.annotations?.[REQUESTER_GROUPS_ANNOTATION] ?? "").split("\n").filter(Boolean);
-const projects = (n: number) => `${n} Project${n === 1 ? "" : "s"}`;
+// Both words written out, so that a rename gives the plural as English has it (Policies, people).
+const projects = (n: number) => `${n} ${n === 1 ? "Project" : "Projects"}`;
 
 // ## The plan
 //

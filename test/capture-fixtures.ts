@@ -10,6 +10,7 @@
 // Namespace Active) and the status written, until the answer stops changing.
 // What it cannot play is what no answer says: a Job's or a Pod's progress,
 // objects made by others. Replace them with captured ones once the e2e runs.
+// It refuses a spec the CRD would refuse (write a field's schema first).
 // `npm run fixtures -- --remake` makes every fixture again so, about the
 // same parent with the spec fields the CRD still declares: take-away runs
 // it, since a captured request still carries what a feature taken away
@@ -129,6 +130,15 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
   throw new Error(`${fixture}: sync's answers still change after 20 rounds: is one of them stamped with the time, or does it differ every call?`);
 }
 
+/** fixtureFromCode, refused where the CRD would refuse the parent: no request Metacontroller could send. */
+export function admittedFixtureFromCode(fixture: FixtureName, spec: Record<string, unknown> = {}, manifest = readManifest()) {
+  const made = fixtureFromCode(fixture, spec);
+  const schema = manifest.find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema;
+  const refused = admissionErrors(schema, { ...made.parent, status: undefined });
+  if (refused.length > 0) throw new Error(`the CRD refuses a parent with spec ${JSON.stringify(spec)}: ${refused.join("; ")}; write the field's schema in k8s.yaml first, or give another spec`);
+  return made;
+}
+
 /**
  * Each fixture made again from code, about the same parent with the spec
  * fields the CRD still declares: what take-away leaves. A parent the CRD now
@@ -180,7 +190,8 @@ if (import.meta.filename === process.argv[1] && process.argv[2] === "--remake") 
     process.exit(2);
   }
   try {
-    writeFileSync(new URL(`fixtures/${fixture}.json`, import.meta.url), `${JSON.stringify(fixtureFromCode(fixture, JSON.parse(spec)), null, 2)}\n`);
+    const made = admittedFixtureFromCode(fixture, JSON.parse(spec));
+    writeFileSync(new URL(`fixtures/${fixture}.json`, import.meta.url), `${JSON.stringify(made, null, 2)}\n`);
     console.log(`test/fixtures/${fixture}.json: made from this copy's code; replace it with a captured one once the e2e runs`);
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);

@@ -20,7 +20,7 @@ import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import { API_VERSION, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, sync, type Child } from "../sync.ts";
 import { schemaErrors } from "./cel.ts";
-import { fixtureFromCode, fixturesFromLog, remadeFixtures } from "./capture-fixtures.ts";
+import { admittedFixtureFromCode, fixtureFromCode, fixturesFromLog, remadeFixtures } from "./capture-fixtures.ts";
 import { fixture, type FixtureName } from "./helpers.ts";
 import {
   ANNOTATIONS_LIMIT_BYTES,
@@ -303,6 +303,11 @@ describe("manifest: fixtures made from code", () => {
       assert.ok(observed, `${child.kind} ${child.metadata.name} observed`);
     }
     assert.equal(answer.status.conditions[0]?.reason, "NamespaceActive");
+  });
+
+  test("--from-code refuses a spec the CRD would refuse, naming the field and why", () => {
+    assert.throws(() => admittedFixtureFromCode("made-sync", { stray: ["alice"] }), /the CRD refuses a parent with spec \{"stray":\["alice"\]\}: \.spec\.stray: must NOT have additional properties/);
+    assert.equal(admittedFixtureFromCode("made-sync").parent.metadata.name, "made");
   });
 
   test("--remake refuses, writing nothing, a fixture whose parent the CRD would refuse, and names it and why", () => {

@@ -39,7 +39,9 @@ export function generatedNames(texts: string[], current: Names): Generated[] {
   };
   const named = (kind: string, prefix: string): Generated["to"] => {
     const singular = kind.toLowerCase();
-    return { group: `${pluralOf(singular)}.example.net`, kind, plural: pluralOf(singular), short: unused(letters(kind).map((two) => `${two}k`)), prefix };
+    // Where the short name is the singular, it stays the singular.
+    const short = current.short === current.kind.toLowerCase() ? singular : unused(letters(kind).map((two) => `${two}k`));
+    return { group: `${pluralOf(singular)}.example.net`, kind, plural: pluralOf(singular), short, prefix };
   };
   const shortPrefix = (kind: string) => unused(letters(kind).map((two) => `${two}-`));
   // A feature's kind named after the parent's, renamed on its own.

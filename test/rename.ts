@@ -162,7 +162,8 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
       `(?<escapedGroup>${escape(escape(from.group))})`,
       `(?<group>${escape(from.group)})`,
       `(?<prefix>(?<![-a-z0-9])${escape(from.prefix)})`,
-      `(?<short>(?<![-a-z0-9./])${escape(from.short)}(?![-a-z0-9]))`,
+      // A short name that is the singular is the word itself, and follows it.
+      ...(from.short === from.kind.toLowerCase() ? [] : [`(?<short>(?<![-a-z0-9./])${escape(from.short)}(?![-a-z0-9]))`]),
       `(?<word>${word})`,
       `(?<longest>at most ${longestName(from.prefix)}\\b|over ${longestName(from.prefix)} characters|\\{0,${longestName(from.prefix) - 2}\\})`,
     ].join("|"),

@@ -184,11 +184,11 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
     done.push(...plan.bindings.map(describeObject));
   }
   if (plan.projects.length > 0) {
-    log(`Deleting ${plan.projects.length} ${PARENT.kind}(s) while the webhook still answers...`);
+    log(`Deleting ${plan.projects.length} ${pluralize(PARENT.kind, plan.projects.length)} while the webhook still answers...`);
     const projects = plan.projects.map((project) => project.name);
     const deleted = await options.kubectl(["delete", PARENT.plural, ...projects, "--ignore-not-found", "--wait=false"], undefined, signal);
     if (!deleted.ok) throw stop(`not every ${PARENT.kind} could be deleted:\n${deleted.stderr.trim()}\n`);
-    done.push(`${projects.length} ${PARENT.kind}(s)`);
+    done.push(`${projects.length} ${pluralize(PARENT.kind, projects.length)}`);
     const waited = await options.kubectl(["wait", "--for=delete", ...projects.map((name) => `${PARENT.singular}/${name}`), `--timeout=${timeout}`], undefined, signal);
     if (!waited.ok) {
       const left = await tolerant(["get", PARENT.plural, "-o", `custom-columns=NAME:.metadata.name,REASON:.status.conditions[?(@.type=="Ready")].message`]);
@@ -220,7 +220,7 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
   if (plan.install.length > 0) await run(["delete", "-f", "-", "--ignore-not-found", `--timeout=${timeout}`], objects(plan.install));
   const namespaces = plan.install.filter((object) => object.kind === "Namespace").map((object) => `namespace/${object.metadata.name}`);
   if (namespaces.length > 0) await run(["wait", "--for=delete", ...namespaces, `--timeout=${timeout}`]);
-  log(`Uninstalled: ${plan.projects.length} ${PARENT.kind}(s), ${plan.bindings.length} binding(s) and ${plan.install.length} object(s) of k8s.yaml are gone.`);
+  log(`Uninstalled: ${plan.projects.length} ${pluralize(PARENT.kind, plan.projects.length)}, ${plan.bindings.length} binding(s) and ${plan.install.length} object(s) of k8s.yaml are gone.`);
 }
 
 if (import.meta.filename === process.argv[1]) {
