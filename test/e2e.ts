@@ -779,6 +779,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       log(`     (the edit cost ${count(/^POST \/sync 200 /)} sync calls answered 200, ${count(/^POST \/sync 304 /)} answered 304 and ${count(/^POST \/customize /)} customize, for ${projects} Projects, ${SHARING.length} of them on ${SHARED_PROFILE})`);
     });
 
+    // Step 61 takes it away with the rest, made or not.
+    const PREMADE = `e2e-${RUN}-premade`;
     // feature: members
     const SHARING_NAMESPACE = namespaceNameFor(SHARING[1]!);
     await step(`58. member ${SHARED_MEMBER} of ${SHARING[1]} may write Secrets in ${SHARING_NAMESPACE}, but cannot change, relabel or delete the copy`, async () => {
@@ -792,7 +794,6 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(await tokenIn(SHARING[1]!), TOKENS[1]);
     });
 
-    const PREMADE = `e2e-${RUN}-premade`;
     await step(`59. a Secret ${PREMADE} that ${SHARED_MEMBER} made before the profile shared that name is never taken over: ${SHARING[1]} says so, and gets the copy once it is gone`, async () => {
       const own: KubeObject = { apiVersion: "v1", kind: "Secret", metadata: { name: PREMADE, namespace: SHARING_NAMESPACE }, type: "Opaque", data: { token: base64(TOKENS[2]!) } };
       await must(["create", "-f", "-", "--as", SHARED_MEMBER], stringify(own));
