@@ -13,7 +13,7 @@
 // after another: about 10 s each on 2 cores, 40 s more for a full `npm test`.
 // Each tree is removed once done, passed or not, unless `--keep`.
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,9 +62,11 @@ export function needsIn(directory: string): Record<string, string[]> {
 function copyWorkingTree(to: string) {
   const listed = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8" });
   for (const path of new Set(listed.split("\0").filter(Boolean))) {
-    if (!existsSync(join(root, path))) continue;
+    // What the copy links to instead, where .gitignore's `node_modules/` does not cover a link of that name.
+    if (!existsSync(join(root, path)) || /^(node_modules|\.cache)(\/|$)/.test(path)) continue;
     mkdirSync(dirname(join(to, path)), { recursive: true });
-    copyFileSync(join(root, path), join(to, path));
+    if (lstatSync(join(root, path)).isSymbolicLink()) symlinkSync(readlinkSync(join(root, path)), join(to, path));
+    else copyFileSync(join(root, path), join(to, path));
   }
   const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=subsets", "-c", "user.email=subsets@localhost", ...args], { cwd: to, stdio: "ignore" });
   git("init", "-q");
