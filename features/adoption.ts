@@ -23,6 +23,9 @@
  */
 import type { Feature } from "../sync.ts";
 
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["adoption", "CLAIM_LABEL"] as const;
+
 // The label Metacontroller claims a Project's children by. Spelled out, not
 // taken from sync.ts: a feature imports only types from it.
 export const CLAIM_LABEL = "controller-uid";

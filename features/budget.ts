@@ -36,6 +36,9 @@ import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import * as v from "valibot";
 import type { Child, Feature, LabelSelector, Readiness, RelatedResourceRule } from "../sync.ts";
 
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["budget", "budgets", "ProjectBudget", "ProjectBudgets", "ProjectPlace", "ProjectPlaces"] as const;
+
 // ## The names
 //
 // Spelled out, not taken from sync.ts: a feature imports only types from it

@@ -21,6 +21,9 @@
 import * as v from "valibot";
 import type { Child, Feature, Readiness } from "../sync.ts";
 
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["guardrail", "guardrails", "profile", "profiles", "ProjectProfile", "ProjectProfiles", "quota", "quotas", "ResourceQuota", "LimitRange", "podSecurity"] as const;
+
 // ## The names
 //
 // Spelled out, not built from sync.ts's GROUP: a feature imports only types

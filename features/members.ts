@@ -19,6 +19,9 @@
 import * as v from "valibot";
 import type { Feature, Readiness } from "../sync.ts";
 
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["member", "members", "developer", "developers", "dana", "self-service"] as const;
+
 // ## The names
 //
 // Spelled out, not taken from sync.ts: a feature imports only types from

@@ -32,6 +32,9 @@
 import * as v from "valibot";
 import type { Child, Feature, Readiness } from "../sync.ts";
 
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["shared object", "shared objects", "shareable", "agrrh.com/shared"] as const;
+
 // ## The names
 //
 // Spelled out, not built from sync.ts's names: a feature imports only types

@@ -395,7 +395,7 @@ describe("budget: a Project beyond the budget gets nothing", () => {
     assert.deepEqual(placesIn(answer), []);
     assert.equal(asksNamespace(answer), false);
     assert.deepEqual(insideNamespace(answer, "dana-4"), []);
-    assert.equal(answer.children.some((child) => child.kind === "Job"), false, "no integration");
+    assert.equal(answer.children.some((child) => child.kind === "Job"), false, "no integration"); // feature: integrations
     assert.deepEqual(verdict(answer), {
       status: "False",
       reason: "OverBudget",

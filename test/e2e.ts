@@ -1777,7 +1777,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await step("52. npm run uninstall leaves nothing, and installed again, twice, on the same API server, a developer's new Project gets Ready", async () => {
         for (const round of [1, 2]) {
           const started = Date.now();
-          // Nobody plays the kubelet for the integrations' teardowns.
+          // Nobody plays the kubelet for the integrations' teardowns. // feature: integrations
           for (const object of created.filter((candidate) => candidate.kind === PARENT.kind)) await liftProtection(object, interrupted);
           await uninstall({ kubectl: options.kubectl, yes: true, log: () => {}, signal: interrupted, timeout: TIMEOUT });
           // Of what the run made, the install, its Projects and the bindings

@@ -1,4 +1,4 @@
-// The largest sync request Metacontroller can send about a Project a member
+// The largest sync request Metacontroller can send about a Project a tenant
 // can make, built part by part as the API server stores each object and
 // Metacontroller sends it, so that the webhook's body limit is sized from
 // what can really arrive, not from a round number; and the proof that the
@@ -9,7 +9,7 @@
 //   JSON writes as six bytes however deep it is nested (a control character:
 //   Go writes `<` so too, but JavaScript, which writes what sync puts in a
 //   string, does not), and as many annotations as the size policy
-//   (`<the CRD>-size`) lets a member write. What a limit counts in
+//   (`<the CRD>-size`) lets a tenant write. What a limit counts in
 //   characters of JSON already written (a program's report) costs most in
 //   `<` instead: one character there, six bytes once Go writes it. The API
 //   server keeps it as JSON, escaped as Go escapes it, in one etcd request,
@@ -18,17 +18,26 @@
 //   thousand `<` larger was refused with "etcdserver: request is too
 //   large").
 // - Its status: what sync answers for it, and, for the room it needs, the
-//   most any profile can make it say (sixteen integrations reporting all
-//   they may).
+//   most the features can make it say.
+// feature: integrations
+//   (Sixteen integrations reporting all they may.)
+// end feature: integrations
 // - Its children: sync's answer for it, as Metacontroller stores each object
 //   (its label, owner reference, managed fields, and its copy of what it
-//   applied). Nobody else writes them: k8s.yaml's ownership guard. Its
-//   integrations are the most a profile may declare, each taking members
-//   and parameters, each reporting all it may, and the Project is being
-//   deleted: every teardown's Job beside every run's.
-// - Related: the same Namespace again, and what the features watch (the
-//   profile and budget as `kubectl apply` stores them, and all the places a
-//   budget can give its requester).
+//   applied). Nobody else writes them: k8s.yaml's ownership guard.
+// feature: integrations
+//   Its integrations are the most a profile may declare, each taking
+//   members and parameters, each reporting all it may, and the Project is
+//   being deleted: every teardown's Job beside every run's.
+// end feature: integrations
+// - Related: the same Namespace again, and what the features watch, as
+//   `kubectl apply` stores it.
+// feature: guardrails
+//   The profile.
+// end feature: guardrails
+// feature: budget
+//   The budget, and all the places it can give its requester.
+// end feature: budget
 // - The CompositeController, as `kubectl apply` stores it.
 // What only cluster admins write (the CompositeController, and in a profile
 // all but how many integrations it declares and what they take) is taken as

@@ -272,7 +272,7 @@ describe("admission: self-service Projects", () => {
       assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, { username: "pat" }, administers).allowed, true, "an administer holder");
     });
 
-    test("before its deletion too, its admin member cannot take Metacontroller's finalizer off, which would skip its teardowns", () => {
+    test("before its deletion too, its admin member cannot take Metacontroller's finalizer off, which would skip its finalize hook", () => {
       const living = (finalizers: string[]) => ({ ...project("shop", { spec: { members: [{ kind: "User", name: "dana", role: "admin" }] } }), metadata: { name: "shop", finalizers } }) as any;
       const before = living([METACONTROLLER_FINALIZER]);
       const refused = asked("UPDATE", { object: living([]), oldObject: before });

@@ -62,6 +62,24 @@ export function writtenByHand(text: string): string {
   return generatedAt < 0 ? text : text.slice(0, generatedAt);
 }
 
+/**
+ * A feature's VOCABULARY, exported from its file, is the words only it speaks
+ * of: its kinds, fields and roles, the people its examples are about. Taken
+ * away, it leaves none of them in what stays (take-away.test.ts looks in code,
+ * comments, docs, CRD descriptions and transcripts); a line of another file
+ * that needs one is marked with the feature, or says it otherwise. A word two
+ * features speak of belongs to neither, unless one needs the other; the core's
+ * words belong to no feature.
+ *
+ * Each word is found in any case, and as a
+ * word of its own, not inside a longer one (`member` is in `Members` and in
+ * `project-member`, not in `membership` nor in `members`: each form a
+ * feature speaks of is in its list).
+ */
+export function vocabularyPattern(word: string): RegExp {
+  return new RegExp(`(?<![A-Za-z])${escape(word)}(?![A-Za-z])`, "i");
+}
+
 /** What a feature's file says it needs of others, in a line of its opening comment: ` * Needs: guardrails (why).` */
 export function needsOf(text: string): string[] {
   const line = /^\s*\*\s*Needs: ([a-z0-9-]+(?:, [a-z0-9-]+)*)/m.exec(text);
