@@ -43,6 +43,13 @@ describe("take-away: markers", () => {
     assert.equal(withoutFeature(withoutFeature(text, "shared"), "integrations"), "a\nb");
   });
 
+  test("what speaks of two features at once goes with either, line or block, and its marks are left alone while neither goes", () => {
+    const text = ["a", "| row | <!-- feature: guardrails & members -->", "  # feature: members & guardrails", "  b", "  # end feature: members & guardrails", "c"].join("\n");
+    assert.equal(withoutFeature(text, "members"), "a\nc");
+    assert.equal(withoutFeature(text, "guardrails"), "a\nc");
+    assert.equal(withoutFeature(text, "budget"), text);
+  });
+
   test("a marker that is only mentioned mid-line is no marker", () => {
     const text = "each line that ends with `// feature: members` goes, says the guide.";
     assert.equal(withoutFeature(text, "members"), text);
@@ -149,7 +156,7 @@ describe("take-away: nothing of a feature is left behind", () => {
       for (let at = start; !asWritten && at < end; at++) {
         const line = lines[at] ?? "";
         if (/^\s*# (end )?feature: /.test(line)) continue;
-        const marker = /\s# feature: [a-z0-9, -]+$/.exec(line)?.[0];
+        const marker = /\s# feature: [a-z0-9,& -]+$/.exec(line)?.[0];
         lines[at] = marker ? `(printed)${marker}` : "";
       }
     }

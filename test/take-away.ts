@@ -27,10 +27,12 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
  * The text without the feature's marked lines and blocks; throws on a block
  * left open. What two features share (a child kind both own) is marked with
  * both, `feature: integrations, shared`: it stays while either does, and
- * taking one away leaves the other's name on its marks.
+ * taking one away leaves the other's name on its marks. What speaks of two
+ * at once (a guard of the guardrails' that the members' policy holds) is
+ * marked `feature: guardrails & members`: it goes with the first of them.
  */
 export function withoutFeature(text: string, feature: string, file = "text"): string {
-  const marks = String.raw`(\/\/|#|<!--) (end )?feature: ([a-z0-9-]+(?:, [a-z0-9-]+)*)( -->)?$`;
+  const marks = String.raw`(\/\/|#|<!--) (end )?feature: ([a-z0-9-]+(?:(?:, | & )[a-z0-9-]+)*)( -->)?$`;
   const blockMark = new RegExp(String.raw`^(\s*)${marks}`);
   const lineMark = new RegExp(String.raw`^(\s*\S.*\s)${marks}`);
   const kept: string[] = [];
@@ -38,8 +40,10 @@ export function withoutFeature(text: string, feature: string, file = "text"): st
   for (const [index, current] of text.split("\n").entries()) {
     const block = blockMark.exec(current);
     const [, lead = "", comment = "", end, names = "", close = ""] = block ?? lineMark.exec(current) ?? [];
-    const others = names.split(", ").filter((owner) => owner !== feature);
-    const ours = names !== "" && others.length < names.split(", ").length;
+    const all = names.includes(" & ");
+    const owners = names.split(all ? " & " : ", ");
+    const ours = names !== "" && owners.includes(feature);
+    const others = all ? [] : owners.filter((owner) => owner !== feature);
     if (block && ours && !end) {
       // A block opened again before it ended is one whose end was mistyped: it would take all up to the next block's end with it.
       if (open) throw new Error(`${file}:${open.at + 1}: feature ${feature} is opened and never ended before line ${index + 1} opens it again`);
