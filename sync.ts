@@ -81,7 +81,7 @@ export const FEATURES: Feature[] = [
 // without `status`) and Metacontroller adds fields over time, so every object
 // here is loose: unknown keys pass through untouched, and only the fields that
 // `sync` reads are checked. Each feature checks its own fields the same way.
-// Two features may read the same field or group (both read the profile, say).
+// Two features may read the same field or group (the same spec field, say).
 // What arrives must then pass both schemas, and both are given what the
 // first makes of it: a pipe keeps the first one's optional or required.
 // The features here agree on every field they share, so sync.test.ts
@@ -298,7 +298,7 @@ export type Waiting = { reason: Reason; notYet: [kind: string, name: string][]; 
 export type Plan = {
   /** What it asks for; a child of its groups that is observed and not here is deleted. */
   children: Child[];
-  /** Of those, what must exist before the Project's Namespace is asked for (a place in a budget): until each is observed, nothing in the Namespace is asked for either. */
+  /** Of those, what must exist before the Project's Namespace is asked for (a place the API server hands out once): until each is observed, nothing in the Namespace is asked for either. */
   prerequisites?: Child[];
   /** Of those, what the features after it wait for before they ask for theirs; all of them, unless it says. */
   guards?: Child[];
@@ -310,7 +310,7 @@ export type Plan = {
   status?: Record<string, unknown>;
   /** The spec breaks the feature's rules: reported before the Namespace's own state. */
   invalid?: Readiness;
-  /** What the Project needs cannot be had (a profile that cannot be read, a budget spent): the Namespace is kept as observed, and not created. */
+  /** What the Project needs cannot be had (an object that cannot be read, a limit reached): the Namespace is kept as observed, and not created. */
   unavailable?: Readiness;
   /** Why `remake` is not empty, where the person who caused it should hear it. */
   remaking?: Readiness;
@@ -455,11 +455,11 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
   );
 
   // The Namespace is asked for when the spec can be carried out and what
-  // must come first (a place in a budget) is there. What goes into it can
+  // must come first (a place the API server hands out once) is there. What goes into it can
   // only be made once it exists; Metacontroller creates an answer's children
   // group by group in the order of (API group, version, kind), so what
   // sorts after Namespace comes in the answer that asks for it, and what
-  // sorts before it (a LimitRange) in the next. Nothing is asked for that
+  // sorts before it (a core-group kind) in the next. Nothing is asked for that
   // could only fail, and a child that exists is never dropped for it.
   const carriedOut = !refusal && !foreign && !plans.some((plan) => plan.unavailable);
   const prerequisitesPending = plans.flatMap((plan) => plan.prerequisites ?? []).some((child) => !observedChild(children, child));

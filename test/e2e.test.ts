@@ -27,7 +27,7 @@ const MUTATING = ["create", "apply", "patch", "delete", "replace", "edit", "labe
 const manifest = readManifest();
 const K8S_YAML_OBJECTS = manifest.objects.map(describeObject);
 // The webhook's own objects, which a run with WEBHOOK_URL leaves out: its
-// Service, NetworkPolicy, disruption budget, Deployment and the ConfigMaps it mounts.
+// Service, NetworkPolicy, PodDisruptionBudget, Deployment and the ConfigMaps it mounts.
 const mounted: string[] = manifest.find("Deployment").spec.template.spec.volumes.flatMap((volume: any) =>
   (volume.projected?.sources ?? []).map((source: any) => source.configMap.name),
 );

@@ -74,7 +74,7 @@ describe("guardrails from the Project's profile", () => {
   };
   const profiles = (spec: ProfileSpec | Record<string, unknown> = everyGuardrail) => related({}, { default: spec });
   const active = () => namespaces({ [SHOP]: "Active" });
-  const dana = [{ kind: "User", name: "dana", role: "admin" }];
+  const dana = [{ kind: "User", name: "dana", role: "admin" }]; // feature: members
   const shop = (spec: NonNullable<Project["spec"]> = {}) => project("shop", { spec });
   const kinds = (answer: SyncResponse) => answer.children.map((child) => `${child.kind} ${child.metadata.name}`);
   /** The children as Metacontroller leaves them once it has applied the answer. */
@@ -273,7 +273,7 @@ describe("guardrails from the Project's profile", () => {
   });
 
   test("while its profile is missing, a Project keeps its guardrails and Pod Security label exactly as observed", () => {
-    const onLarge = { members: dana, profile: "large" };
+    const onLarge = { profile: "large" };
     const large = related({}, { large: everyGuardrail });
     const observed = applied(sync(shop(onLarge), applied(sync(shop(onLarge), active(), large, at)), large, at));
     (observed[RESOURCE_QUOTAS]![`${SHOP}/project-quota`]!["spec"] as any).hard.pods = "7";

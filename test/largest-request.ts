@@ -39,8 +39,8 @@
 //   The budget, and all the places it can give its requester.
 // end feature: budget
 // - The CompositeController, as `kubectl apply` stores it.
-// What only cluster admins write (the CompositeController, and in a profile
-// all but how many integrations it declares and what they take) is taken as
+// What only cluster admins write (the CompositeController, and what the
+// features read of theirs but the most a tenant can make of it) is taken as
 // short as k8s.yaml writes it: docs/operating.md says when to raise the
 // limit for larger ones.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -68,8 +68,8 @@ const { find } = readManifest();
 const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
 const specSchema = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
 const size = find("ValidatingAdmissionPolicy", `${PARENT.plural}.${GROUP}-size`);
-/** How many characters of labels and annotations the size policy lets a member write. */
-export const MEMBERS_CHARACTERS = Number(/variables\.characters <= (\d+)/.exec(JSON.stringify(size.spec.validations))?.[1]);
+/** How many characters of labels and annotations the size policy lets a tenant write. */
+export const WRITABLE_CHARACTERS = Number(/variables\.characters <= (\d+)/.exec(JSON.stringify(size.spec.validations))?.[1]);
 
 /** The managed fields the API server records for whoever wrote these fields: a key per field, lists whole. */
 function fieldsOf(value: unknown): unknown {
@@ -181,15 +181,15 @@ function largestSpec() {
   return spec;
 }
 
-/** The largest Project a member can make, as the API server stores it, without a status. */
+/** The largest Project a tenant can make, as the API server stores it, without a status. */
 function largestProject(): Project & { metadata: any } {
   const spec = largestSpec();
-  // All of what a member may write as annotations, in the costliest characters.
+  // All of what a tenant may write as annotations, in the costliest characters.
   const annotations: Record<string, string> = {};
   annotations[REQUESTER_ANNOTATION] = COSTLIEST.repeat(256); // feature: budget
   annotations[REQUESTER_GROUPS_ANNOTATION] = COSTLIEST.repeat(4096); // feature: budget
   const written = Object.entries(annotations).reduce((sum, [key, value]) => sum + key.length + value.length, 0);
-  annotations["filler"] = COSTLIEST.repeat(MEMBERS_CHARACTERS - written - "filler".length);
+  annotations["filler"] = COSTLIEST.repeat(WRITABLE_CHARACTERS - written - "filler".length);
   return {
     apiVersion: API_VERSION,
     kind: PARENT.kind,
@@ -284,11 +284,11 @@ export function largestLegalRequest() {
   return { request, body: goJson(request), answer, parent };
 }
 
-/**
- * The most status any profile can make sync write: sixteen integrations of
- * the longest names, each reporting eight of the longest strings, each failed
- * with the program's refusal, on the largest Project.
- */
+// The most status the features can make sync write, on the largest Project.
+// feature: integrations
+// Sixteen integrations of the longest names, each reporting eight of the
+// longest strings, each failed with the program's refusal.
+// end feature: integrations
 export function largestStatus(): unknown {
   const parent = largestProject();
   const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };

@@ -7,7 +7,7 @@
 // own" runs it: `npm run take-away`, `npm run manifest`, `npm run
 // transcripts`, and the type check; the core's `npm test` too, or every
 // tree's with `--test-all`. Names of trees as arguments run only those
-// (`npm run test:subsets -- only-guardrails without-members`).
+// (`npm run test:subsets -- core`, or `only-<feature>`, `without-<feature>`).
 //
 // The trees share this repository's node_modules by a symlink, and run one
 // after another: about 10 s each on 2 cores, 40 s more for a full `npm test`.
