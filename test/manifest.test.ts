@@ -143,7 +143,7 @@ describe("manifest: documents", () => {
     const start = page.indexOf(`$ ${command}\n`, page.indexOf(after));
     const rest = page.slice(start + command.length + 3);
     // A line a feature brings is marked with it, for npm run take-away.
-    return rest.slice(0, rest.search(/^(\$ |```)/m)).trimEnd().split("\n").map((line) => line.replace(/\s+# feature: [\w-]+$/, ""));
+    return rest.slice(0, rest.search(/^(\$ |```)/m)).trimEnd().split("\n").map((line) => line.replace(/\s+# feature: [\w-]+(?:(?:, | & )[\w-]+)*$/, ""));
   };
 
   // Custom resources of the install's own CRDs, which kubectl cannot map
