@@ -56,6 +56,9 @@ export function filesFor({ name, child }: NewFeature): Record<string, string> {
 import * as v from "valibot";
 import type { Feature } from "../sync.ts";
 
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["${field}"] as const;
+
 // What a Project says, checked as loosely as the CRD allows (k8s.yaml
 // declares the same field).
 const spec = { ${field}: v.nullish(v.string()) };
@@ -99,6 +102,9 @@ export const ${field}: Feature<typeof spec, typeof children> = {
  */
 import * as v from "valibot";
 import type { Feature } from "../sync.ts";
+
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["${field}"] as const;
 
 // What a Project says, checked as loosely as the CRD allows (k8s.yaml
 // declares the same field).
