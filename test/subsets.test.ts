@@ -33,7 +33,7 @@ describe("test:subsets: the trees", () => {
       assert.ok(without?.takeAway.includes(feature), feature);
       for (const needing of Object.keys(needs).filter((other) => needs[other]!.includes(feature))) assert.ok(without!.takeAway.includes(needing), `${needing} needs ${feature}`);
     }
-    // The core's tree, or one that already takes all (without-members, where budget is all that needs it).
+    // The core's tree, or one that already takes all: without-F, where every other feature needs F.
     if (Object.keys(needs).length > 0) assert.ok(trees.some(({ takeAway }) => takeAway.join(" ") === Object.keys(needs).sort().join(" ")), "a tree takes every feature away");
   });
 });

@@ -117,7 +117,7 @@ if (import.meta.filename === process.argv[1]) {
   for (const tree of trees) {
     const started = Date.now();
     const directory = join(base, tree.name);
-    // The core's tree, by whatever name: where one feature's needers are all the others, without-<it> takes every one.
+    // The core's tree, by whatever name: without-F takes every feature where all the others need F.
     const fullTest = testAll || tree.takeAway.length === Object.keys(needs).length;
     let outcome: Outcome;
     try {
