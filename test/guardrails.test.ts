@@ -274,6 +274,7 @@ describe("guardrails from the Project's profile", () => {
 
   test("while its profile is missing, a Project keeps its guardrails and Pod Security label exactly as observed", () => {
     const onLarge = { profile: "large" };
+    Object.assign(onLarge, { members: dana }); // feature: members
     const large = related({}, { large: everyGuardrail });
     const observed = applied(sync(shop(onLarge), applied(sync(shop(onLarge), active(), large, at)), large, at));
     (observed[RESOURCE_QUOTAS]![`${SHOP}/project-quota`]!["spec"] as any).hard.pods = "7";
