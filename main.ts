@@ -60,7 +60,7 @@ const KEEP_ALIVE_MAX_SECONDS = Math.floor((TIMER_MAX_MS - HEADERS_AFTER_KEEP_ALI
 // A JavaScript string, which the body becomes, holds at most about 512 MiB;
 // Metacontroller's requests are a few MiB at the very most.
 const BODY_LIMIT_MAX_BYTES = 256 * 1024 * 1024;
-// The largest request Metacontroller can send about a parent a member can
+// The largest request Metacontroller can send about a parent a tenant can
 // make is 3,278,981 bytes: test/largest-request.ts builds it, and a test
 // fails once it outgrows this default, which leaves 5 % for what Kubernetes
 // adds that the build leaves out. Refused, a request would be retried for

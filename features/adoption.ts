@@ -7,10 +7,10 @@
  * labels it with the Project's uid, Metacontroller adopts what carries its
  * Project's label (it owns children by that label), and from its next sync
  * the Namespace is the Project's like any other: its annotations and labels
- * set, its guardrails and members' access made, deleted with the Project.
- * Everything else in it stays: workloads, data, and the RoleBindings made
- * by hand, which the members feature never takes back, as it takes back
- * only what it made.
+ * set, what the features ask for made in it, deleted with the Project.
+ * Everything else in it stays: workloads, data, and what was made there by
+ * hand, which no feature takes back, as each takes back only what is the
+ * Project's.
  *
  * The label is pasted by a person, so the guards in k8s.yaml do not trust
  * it: only a holder of administer may write it, nobody moves a Namespace
@@ -22,6 +22,9 @@
  * do.
  */
 import type { Feature } from "./index.ts";
+
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["adoption", "CLAIM_LABEL"] as const;
 
 // The label Metacontroller claims a Project's children by. Spelled out, not
 // taken from sync.ts: a feature imports only types from it.

@@ -12,6 +12,9 @@
 import type { Namespace } from "../sync.ts";
 import type { Feature } from "./index.ts";
 
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["annotation limit", "annotation limits", "ANNOTATIONS_MAX_BYTES", "WORST_BYTES_PER_UNIT", "WORST_FIXED_BYTES"] as const;
+
 // The API server refuses an object whose annotations, keys and values counted
 // in UTF-8 bytes, add up to more than 256 KiB. Metacontroller's apply keeps a
 // JSON copy of the whole desired object in one more annotation, so the

@@ -1,8 +1,8 @@
 /**
  * # Budget: how many Projects each developer may hold
  *
- * The guardrails limit each Project, and nothing would limit how many
- * Projects one developer makes: a quota multiplied at will is no quota. So
+ * Each Project may be limited, and nothing would limit how many Projects
+ * one developer makes: a limit multiplied at will is no limit. So
  * cluster admins set, in ProjectBudget `default` (agrrh.com/v1,
  * cluster-scoped), how many Projects a requester may hold, and in it or in
  * other ProjectBudgets larger budgets for some groups; a Project beyond its
@@ -36,6 +36,9 @@ import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import * as v from "valibot";
 import type { Child, LabelSelector, Readiness, RelatedResourceRule } from "../sync.ts";
 import type { Feature } from "./index.ts";
+
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["budget", "budgets", "ProjectBudget", "ProjectBudgets", "ProjectPlace", "ProjectPlaces"] as const;
 
 // ## The names
 //

@@ -22,6 +22,9 @@ import * as v from "valibot";
 import type { Child, Readiness } from "../sync.ts";
 import type { Feature } from "./index.ts";
 
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["guardrail", "guardrails", "profile", "profiles", "ProjectProfile", "ProjectProfiles", "quota", "quotas", "ResourceQuota", "LimitRange", "podSecurity"] as const;
+
 // ## The names
 //
 // Spelled out, not built from sync.ts's GROUP: a feature imports only types
@@ -410,8 +413,8 @@ function holds(observed: unknown, wanted: unknown): boolean {
 // leaves the Namespace's guardrails and Pod Security label as observed: a
 // quota is never dropped because its profile was briefly gone. sync asks for
 // them in the answer that makes the Namespace where they can come at once,
-// never into one being deleted. The features after this one (members) wait
-// for the quota and the isolation, which hold what a member can do; the
+// never into one being deleted. The features after this one wait for the
+// quota and the isolation, which hold what a tenant can do; the
 // LimitRange's defaults only spare a container from stating its own, and
 // where the quota needs limits, one without them is refused meanwhile.
 const GUARDING: readonly GuardrailKind[] = ["ResourceQuota", "NetworkPolicy"];

@@ -41,6 +41,9 @@ import * as v from "valibot";
 import type { Child, Readiness } from "../sync.ts";
 import type { Feature, Plan } from "./index.ts";
 
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["integration", "GitLab", "teardown", "teardowns", "project-integrations", "INTEGRATIONS_NAMESPACE"] as const;
+
 // ## The names
 //
 // Spelled out, not built from sync.ts's names: a feature imports only types

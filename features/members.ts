@@ -4,8 +4,8 @@
  * A Project's `spec.members` says who may work in its Namespace, and how:
  * each member gets one of Kubernetes' built-in ClusterRoles there, bound by a
  * RoleBinding, and may read the Project itself. Members get access once the
- * features before this one (the guardrails) are in place, so that nothing
- * they run escapes them. Whatever else grants access through the Project's
+ * features before this one are in place, so that nothing they run escapes
+ * them. Whatever else grants access through the Project's
  * bindings, added by hand, is taken back.
  *
  * k8s.yaml holds the rest of the concern: the self-service policy (whoever
@@ -19,6 +19,9 @@
 import * as v from "valibot";
 import type { Readiness } from "../sync.ts";
 import type { Feature } from "./index.ts";
+
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["member", "members", "developer", "developers", "dana", "self-service"] as const;
 
 // ## The names
 //
@@ -370,7 +373,7 @@ function invalidMembers(issues: readonly v.BaseIssue<unknown>[]): Readiness {
 //
 // Members get access once the Namespace is Active and what the features
 // before this one ask for is there; access once given is not taken back
-// while a guardrail is being put right. Members that break the rules get no
+// while what another feature asks for is being put right. Members that break the rules get no
 // binding at all: access is withdrawn rather than guessed.
 export const members: Feature<typeof spec, typeof children> = {
   spec,

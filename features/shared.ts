@@ -13,13 +13,13 @@
  *
  * The customize hook asks for the shareable sources by that label alone, so
  * the controller never reads a Secret an admin did not mark. A copy is the
- * Project's child: k8s.yaml's ownership guard lets no member change or
+ * Project's child: k8s.yaml's ownership guard lets no tenant change or
  * delete it. A RoleBinding grants only what the profile says, to
  * ServiceAccounts of the Project's own Namespace, and is there only while the
- * Role it names is the copy: never a Role a member made under that name.
- * The members feature comes after this one, so that its RoleBindings wait
- * for the copies: in a new Namespace, no member can make an object of a
- * shared name before its copy is there.
+ * Role it names is the copy: never a Role a tenant made under that name.
+ * The features that give access come after this one, so that their
+ * RoleBindings wait for the copies: in a new Namespace, nobody can make an
+ * object of a shared name before its copy is there.
  * What a profile says wrong, or a source that is missing, leaves the copies
  * as they are: none is deleted for it. A Secret's data is never put into a
  * status, a message or a log.
@@ -32,6 +32,9 @@
 import * as v from "valibot";
 import type { Child, Readiness } from "../sync.ts";
 import type { Feature } from "./index.ts";
+
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["shared object", "shared objects", "shareable", "agrrh.com/shared"] as const;
 
 // ## The names
 //
@@ -169,7 +172,7 @@ export type SharedSpec = v.InferOutput<typeof SharedSpec>;
 // larger than this, as Go writes it into JSON, cannot be copied; the rest of
 // the annotation (names, labels) fits the 4 KiB left.
 export const SOURCE_MAX_BYTES = 252 * 1024;
-/** A type Kubernetes fills in from the ServiceAccount it names: its copy would be refused, and hand a token of the install's to every member. */
+/** A type Kubernetes fills in from the ServiceAccount it names: its copy would be refused, and hand a token of the install's to every tenant of the Namespace. */
 export const UNCOPIED_TYPES = ["kubernetes.io/service-account-token"] as const;
 
 /** The bytes of this map as Go's encoder writes it into JSON (`<`, `>` and `&` as six bytes), each key and value with its quotes and a separator. */
@@ -381,7 +384,7 @@ export const shared: Feature<typeof spec, typeof children, typeof related> = {
     wanted.push(...serviceAccounts.map((name): Copy => ({ apiVersion: "v1", kind: "ServiceAccount", metadata: metadataOf(name, namespace, profileName) })));
     wanted.push(...roles.map((role) => roleOf(role, namespace, profileName)));
     // A binding to a Role is there only while that Role's copy is: under
-    // that name, a Role a member made before the copy, or after it went (an
+    // that name, a Role a tenant made before the copy, or after it went (an
     // admin's delete), would otherwise be what it grants.
     const heldBack: Copy[] = [];
     for (const binding of roleBindings.map((each) => roleBindingOf(each, namespace, profileName))) {
@@ -393,7 +396,7 @@ export const shared: Feature<typeof spec, typeof children, typeof related> = {
     const remake = wanted.filter((copy) => mustRemake(copy, mine(copy.kind as Kind, copy.metadata.name)?.object));
     const notYet = [...wanted.filter((copy) => !isAsAsked(copy, mine(copy.kind as Kind, copy.metadata.name)?.object)), ...heldBack];
     // Under a name a copy should have, an object that is no copy (made by a
-    // member before the profile shared that name) is never taken over:
+    // tenant before the profile shared that name) is never taken over:
     // Metacontroller's create fails, and the copy waits for it to go.
     const absent = notYet.filter((copy) => observedOf(copy.kind as Kind, copy.metadata.name) === undefined);
     return {

@@ -209,7 +209,7 @@ describe("admission: a Project's objects are Metacontroller's", () => {
       { operation, resource, kind: (object ?? oldObject).kind, name: (object ?? oldObject).metadata.name, object, oldObject, username, authorized, ...inNamespaceIfNamespaced(resource.resource) },
     );
 
-  test("a developer cannot plant an object labelled with another Project's uid, and is told whose objects these are", () => {
+  test("a tenant cannot plant an object labelled with another Project's uid, and is told whose objects these are", () => {
     const planted = { ...owned, metadata: { name: "planted", labels: { [OWNER_LABEL]: "uid-of-shop" }, annotations: { x: "<".repeat(1000) } } };
     const { allowed, message } = write("CREATE", { object: planted });
     assert.equal(allowed, false);
@@ -220,7 +220,7 @@ describe("admission: a Project's objects are Metacontroller's", () => {
     );
   });
 
-  test("a member cannot detach a child by removing its label, edit it, annotate it, or delete it", () => {
+  test("a tenant cannot detach a child by removing its label, edit it, annotate it, or delete it", () => {
     assert.equal(write("UPDATE", { object: unlabelled(owned), oldObject: owned }).allowed, false, "label removed");
     const loosened = { ...owned, metadata: { ...owned.metadata, labels: { ...owned.metadata.labels, "pod-security.kubernetes.io/enforce": "privileged" } } };
     assert.equal(write("UPDATE", { object: loosened, oldObject: owned }).allowed, false, "Pod Security loosened");

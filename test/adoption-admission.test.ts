@@ -32,8 +32,8 @@ describe("adoption: who may bring a Namespace under a Project", () => {
     assert.equal(update(legacy({}), legacy({ [CLAIM_LABEL]: "uid-of-legacy" }), "pat", [ADMINISTER]).allowed, true);
   });
 
-  test("a developer who may write Namespaces may not, and is told whose label it is", () => {
-    const { allowed, message } = update(legacy({}), legacy({ [CLAIM_LABEL]: "uid-of-legacy" }), "dana");
+  test("a tenant who may write Namespaces may not, and is told whose label it is", () => {
+    const { allowed, message } = update(legacy({}), legacy({ [CLAIM_LABEL]: "uid-of-legacy" }), "robin");
     assert.equal(allowed, false);
     assert.match(String(message), /^Namespace .* carries a controller-uid label, by which Metacontroller claims it for a Project/);
   });
@@ -101,7 +101,7 @@ describe("adoption: a Namespace comes under the Project of its name alone", () =
 
   test("whoever may patch Namespaces, an admin too, cannot write a Project of another name as one's owner", () => {
     const unclaimed = namespace("payments", {});
-    for (const [username, authorized] of [["dana", []], ["pat", [ADMINISTER]]] as const) {
+    for (const [username, authorized] of [["robin", []], ["pat", [ADMINISTER]]] as const) {
       assert.equal(owning(unclaimed, namespace("payments", {}, "legacy"), username, [...authorized]).allowed, false, username);
     }
   });
@@ -125,8 +125,8 @@ describe("adoption: a Namespace comes under the Project of its name alone", () =
   test("an owner of another kind with a Project's name and uid, rewritten as that Project's, counts as new, and is refused", () => {
     const unclaimed = namespace("payments", {});
     const disguised = { ...unclaimed, metadata: { ...unclaimed.metadata, ownerReferences: [{ apiVersion: "example.invalid/v1", kind: "Thing", name: "legacy", uid: "uid-of-legacy" }] } };
-    assert.equal(owning(unclaimed, disguised, "dana", []).allowed, true, "a Thing is no Project");
-    assert.equal(owning(disguised, namespace("payments", {}, "legacy"), "dana", []).allowed, false);
+    assert.equal(owning(unclaimed, disguised, "robin", []).allowed, true, "a Thing is no Project");
+    assert.equal(owning(disguised, namespace("payments", {}, "legacy"), "robin", []).allowed, false);
   });
 
   test("an owner of another kind carrying the uid of the claim label is refused, an admin's too: Metacontroller would claim the Namespace by it", () => {
@@ -140,7 +140,7 @@ describe("adoption: a Namespace comes under the Project of its name alone", () =
 
   test("a Namespace owned by something else than a Project is no concern of the guard", () => {
     const byDeployment = { ...namespace("payments", {}), metadata: { name: "payments", ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "x", uid: "u" }] } };
-    assert.equal(admit(namespaceOwner, { operation: "UPDATE", resource: { group: "", resource: "namespaces" }, kind: "Namespace", name: "payments", object: byDeployment, oldObject: namespace("payments", {}), username: "dana", authorized: [] }).matched, false);
+    assert.equal(admit(namespaceOwner, { operation: "UPDATE", resource: { group: "", resource: "namespaces" }, kind: "Namespace", name: "payments", object: byDeployment, oldObject: namespace("payments", {}), username: "robin", authorized: [] }).matched, false);
   });
 
   test("a Namespace made with an owner Project of another name is refused too, and one kept under an owner it had is not", () => {

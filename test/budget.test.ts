@@ -83,7 +83,7 @@ function spentOf(held: number, limit: number, { requester = DANA, groups = DEVEL
 /** Dana's places with these numbers, each held by her Project `dana-<n>`. */
 const held = (...numbers: number[]) => numbers.map((n) => placeOf(n, `dana-${n}`));
 
-/** What customize picks up: these ProjectBudgets, these places (as the requester's label selects them), and the default profile. */
+/** What customize picks up: these ProjectBudgets, these places (as the requester's label selects them), and what the other features read. */
 function world(budgets: Budgets = THREE, places: Child[] = []): RelatedObjects {
   const objects = related();
   objects[BUDGETS] = Object.fromEntries(Object.entries(budgets).map(([name, spec]) => [name, { apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name }, spec }]));
@@ -395,7 +395,7 @@ describe("budget: a Project beyond the budget gets nothing", () => {
     assert.deepEqual(placesIn(answer), []);
     assert.equal(asksNamespace(answer), false);
     assert.deepEqual(insideNamespace(answer, "dana-4"), []);
-    assert.equal(answer.children.some((child) => child.kind === "Job"), false, "no integration");
+    assert.equal(answer.children.some((child) => child.kind === "Job"), false, "no integration"); // feature: integrations
     assert.deepEqual(verdict(answer), {
       status: "False",
       reason: "OverBudget",

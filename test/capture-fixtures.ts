@@ -17,7 +17,7 @@
 // read and made. It refuses, and writes nothing, where the CRD would refuse
 // a fixture's parent (test/crd-schema.ts judges it as a create would).
 //
-// `npm run fixtures -- LOG first-sync=NAME steady-sync=NAME [members-sync=NAME]`:
+// `npm run fixtures -- LOG first-sync=NAME steady-sync=NAME [FIXTURE=NAME]...`:
 // the fixtures, captured from what Metacontroller really sent. At log level 6
 // Metacontroller logs every hook request whole, one JSON line each
 // (`"msg":"Webhook request"`, its `type`, and the request as `body`), so a run
@@ -31,8 +31,7 @@
 // The rules the fixtures must follow (manifest.test.ts and readme.test.ts
 // hold them): each is a request about the parent sync.ts names, carrying
 // every related group sync reads; together their answers ask for every
-// child resource the CompositeController declares (so one parent has
-// members); and `steady-sync`'s status is sync's answer to it, a fixed point.
+// child resource the CompositeController declares; and `steady-sync`'s status is sync's answer to it, a fixed point.
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { API_VERSION, GROUP, NAMESPACES, ObservedChildren, PARENT, RelatedObjects, customize, sync, type Project, type RelatedResourceRule, type SyncResponse } from "../sync.ts";
@@ -71,7 +70,7 @@ const emptyGroups = (schema: { entries: object }) => Object.fromEntries(Object.k
 
 /**
  * What no answer makes, and a request still carries: what customize's rules
- * find besides the Project's Namespace (a profile, its sources, a budget),
+ * find besides the Project's Namespace (what the features watch),
  * and the annotations admission wrote onto the parent at create (who
  * requested it).
  */
@@ -116,7 +115,7 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
     request.children = withObserved(emptyGroups(ObservedChildren) as ObservedChildren, answer.children);
     for (const namespace of Object.values(request.children[NAMESPACES])) namespace.status = { phase: "Active" };
     // What customize's rules pick among the children comes as related too
-    // (the Project's own Namespace, a developer's place), beside what others made.
+    // (the Project's own Namespace, and what else they pick), beside what others made.
     const rules = customize(request.parent).relatedResources;
     const picked: Record<string, Record<string, unknown>> = {};
     for (const [group, objects] of Object.entries<Record<string, any>>(request.children)) {
@@ -201,7 +200,7 @@ if (import.meta.filename === process.argv[1] && process.argv[2] === "--remake") 
   const [log = DEFAULT_LOG, ...pairs] = process.argv.slice(2);
   const wanted = Object.fromEntries(pairs.map((pair) => pair.split("=")));
   if (pairs.length === 0 || pairs.some((pair) => !/^[a-z-]+=\S+$/.test(pair))) {
-    console.error("usage: npm run fixtures -- LOG first-sync=NAME steady-sync=NAME [members-sync=NAME] [integrations-sync=NAME] [budget-sync=NAME]");
+    console.error("usage: npm run fixtures -- LOG first-sync=NAME steady-sync=NAME [FIXTURE=NAME]... (each fixture of test/fixtures and its parent)");
     process.exit(2);
   }
   try {

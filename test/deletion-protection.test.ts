@@ -36,9 +36,9 @@ describe("deletion protection", () => {
   test("a Namespace it owns under another name keeps whose it is and its protection", () => {
     const children = namespaces({ [namespaceOf("shop")]: "Active", [namespaceOf("old-name")]: "Active" });
     const protectedShop = project("shop", { spec: { deletionProtection: true } });
-    let profiles = related();
-    profiles = related({}, { default: { podSecurity: "baseline" } }); // feature: guardrails
-    const answer = sync(protectedShop, children, profiles, at);
+    let relatedObjects = related();
+    relatedObjects = related({}, { default: { podSecurity: "baseline" } }); // feature: guardrails
+    const answer = sync(protectedShop, children, relatedObjects, at);
     const old = answer.children.find((child) => child.metadata.name === namespaceOf("old-name")) as Namespace;
     assert.deepEqual(old.metadata.labels, { [PROJECT_LABEL]: "shop", [PROTECTED_BY_LABEL]: "shop" });
     assert.equal(namespaceIn(answer)?.metadata.labels[POD_SECURITY_LABEL], "baseline", "its own Namespace has its profile's Pod Security level"); // feature: guardrails

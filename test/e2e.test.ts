@@ -27,7 +27,7 @@ const MUTATING = ["create", "apply", "patch", "delete", "replace", "edit", "labe
 const manifest = readManifest();
 const K8S_YAML_OBJECTS = manifest.objects.map(describeObject);
 // The webhook's own objects, which a run with WEBHOOK_URL leaves out: its
-// Service, NetworkPolicy, disruption budget, Deployment and the ConfigMaps it mounts.
+// Service, NetworkPolicy, PodDisruptionBudget, Deployment and the ConfigMaps it mounts.
 const mounted: string[] = manifest.find("Deployment").spec.template.spec.volumes.flatMap((volume: any) =>
   (volume.projected?.sources ?? []).map((source: any) => source.configMap.name),
 );
@@ -131,7 +131,7 @@ describe("e2e: touches only what it creates", () => {
     assertChangesOnlyItsOwn(calls, project);
   });
 
-  test("the cleanup lifts the deletion protection of what the run created, and of nothing else, as the deliberate uninstall does", async () => {
+  test("the cleanup lifts the guards against deleting what the run created, and nothing else's, as the deliberate uninstall does", async () => {
     const { output, calls } = await runE2e([]);
     const project = `e2e-${runName(output)}`;
     const lifts = calls.filter((call) => ["patch", "annotate"].includes(verb(call))).map((call) => `${verb(call)} ${call.objects[0] ?? call.args.slice(1, 3).join(" ")}`);

@@ -735,14 +735,14 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     };
     // feature: shared
     // Shared objects: Secrets in the install's Namespace copied into every
-    // Project on a profile of the run's own, and what a member can do about
+    // Project on a profile of the run's own, and what a tenant can do about
     // them. The tokens are fresh each run, so that a log holding one can
     // only have it from this run's Secrets.
     const SHARED_PROFILE = `e2e-${RUN}-shared`;
     const SHARING = [`e2e-${RUN}-sharing`, `e2e-${RUN}-sharing-2`];
     const SHARED_MEMBER = `e2e-${RUN}-shared-member`; // feature: members
     const SOURCE = `e2e-${RUN}-registry`;
-    const TOKENS = [`first-${randomBytes(8).toString("hex")}`, `second-${randomBytes(8).toString("hex")}`, `member-${randomBytes(8).toString("hex")}`, `unlabelled-${randomBytes(8).toString("hex")}`];
+    const TOKENS = [`first-${randomBytes(8).toString("hex")}`, `second-${randomBytes(8).toString("hex")}`, `tenant-${randomBytes(8).toString("hex")}`, `unlabelled-${randomBytes(8).toString("hex")}`];
     const base64 = (text: string) => Buffer.from(text).toString("base64");
     const sourceSecret = (name: string, token: string, shareable = true): KubeObject => ({
       apiVersion: "v1",
@@ -793,6 +793,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       log(`     (the edit cost ${count(/^POST \/sync 200 /)} sync calls answered 200, ${count(/^POST \/sync 304 /)} answered 304 and ${count(/^POST \/customize /)} customize, for ${projects} Projects, ${SHARING.length} of them on ${SHARED_PROFILE})`);
     });
 
+    // Step 61 takes it away with the rest, made or not.
+    const PREMADE = `e2e-${RUN}-premade`;
     // feature: members
     const SHARING_NAMESPACE = namespaceNameFor(SHARING[1]!);
     await step(`58. member ${SHARED_MEMBER} of ${SHARING[1]} may write Secrets in ${SHARING_NAMESPACE}, but cannot change, relabel or delete the copy`, async () => {
@@ -806,7 +808,6 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(await tokenIn(SHARING[1]!), TOKENS[1]);
     });
 
-    const PREMADE = `e2e-${RUN}-premade`;
     await step(`59. a Secret ${PREMADE} that ${SHARED_MEMBER} made before the profile shared that name is never taken over: ${SHARING[1]} says so, and gets the copy once it is gone`, async () => {
       const own: KubeObject = { apiVersion: "v1", kind: "Secret", metadata: { name: PREMADE, namespace: SHARING_NAMESPACE }, type: "Opaque", data: { token: base64(TOKENS[2]!) } };
       await must(["create", "-f", "-", "--as", SHARED_MEMBER], stringify(own));
@@ -1078,7 +1079,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         log(`     (the ${run} stray delete, ${((Date.now() - started) / 1000).toFixed(1)}s: ${stray.stderr.trim().split("\n").length} refusals, the first: ${stray.stderr.trim().split("\n")[0]?.slice(0, 300)})`);
       }
       const after = await Promise.all(adminsWrote.map(([resource, name]) => uid(resource, name)));
-      assert.deepEqual(after, before, "every Project and profile is the same object");
+      assert.deepEqual(after, before, "every object an admin wrote is the same object");
       for (const name of projects) assert.ok((await kubectl(["get", "namespace", namespaceNameFor(name)])).ok, `Namespace of ${name}`);
       assert.equal(await must(["get", "configmap", data.metadata.name, "-n", namespaceNameFor(CONFLICTING), "-o", "jsonpath={.data.kept}"]), "through a stray delete");
       // Deleted, the guards stay Terminating, and keep refusing.
@@ -1758,7 +1759,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // its install by create, so the first apply takes it over (kubectl then
     // records what it applied), and the second must find nothing to change.
     if (!installed) {
-      await step("51. k8s.yaml applied twice over an admin's default profile and budget, as an upgrade does: both exit 0, the second changes nothing, and the admin's settings hold", async () => {
+      await step("51. k8s.yaml applied twice over what an admin changed, as an upgrade does: both exit 0, the second changes nothing, and the admin's settings hold", async () => {
         const yaml = manifest.map((object) => stringify(object)).join("---\n");
         // feature: guardrails
         const pods = String(Number(BUILT_IN_PROFILE.resourceQuota?.hard["pods"] ?? 0) + 11);
@@ -1791,10 +1792,10 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // 1.36 refused every guarded write after this until the API server
     // restarted.) Only an install this run made is taken down.
     if (!installed) {
-      await step("52. npm run uninstall leaves nothing, and installed again, twice, on the same API server, a developer's new Project gets Ready", async () => {
+      await step("52. npm run uninstall leaves nothing, and installed again, twice, on the same API server, a new Project gets Ready", async () => {
         for (const round of [1, 2]) {
           const started = Date.now();
-          // Nobody plays the kubelet for the integrations' teardowns.
+          // Nobody plays the kubelet for the integrations' teardowns. // feature: integrations
           for (const object of created.filter((candidate) => candidate.kind === PARENT.kind)) await liftProtection(object, interrupted);
           await uninstall({ kubectl: options.kubectl, yes: true, log: () => {}, signal: interrupted, timeout: TIMEOUT });
           // Of what the run made, the install, its Projects and the bindings
@@ -1818,7 +1819,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
           await must(["wait", "--for=condition=Established", `crd/${CRDS.parent}`, `--timeout=${TIMEOUT}`]);
           if (!webhookUrl) await must(["-n", INSTALL_NAMESPACE, "rollout", "status", `deployment/${WEBHOOK_DEPLOYMENT}`, `--timeout=${TIMEOUT}`]);
           const again = project(`e2e-${RUN}-reinstalled-${round}`);
-          const by: string[] = []; // without members, an admin's
+          const by: string[] = []; // an admin's, unless a feature below names another
           // feature: members
           Object.assign(again, memberProject(again.metadata.name, [{ kind: "User", name: DEVELOPER, role: "admin" }]));
           await create(clusterRoleBinding(DEVELOPERS, REQUESTER_ROLE, { kind: "Group", name: DEVELOPERS }));

@@ -97,8 +97,8 @@ export const namespaceOf = (projectName: string) => `${NAMESPACE_PREFIX}${projec
 export const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
- * The status of a Project that was Ready once: what it waits for later (a
- * member added, a profile edited) is told in detail, where a Project first
+ * The status of a Project that was Ready once: what it waits for later (an
+ * edit of what it asks for) is told in detail, where a Project first
  * being filled says WaitingForNamespace until all it asks for exists.
  */
 export const SETTLED = {
@@ -154,11 +154,12 @@ export function withObserved(children: ObservedChildren, objects: Child[]): Obse
 
 type Owner = { kind: string; name: string; controller?: boolean };
 
-/**
- * What the customize hook's rules picked up: Namespaces by name, nothing
- * unless given; and ProjectProfiles by name, by default an empty `default`,
- * which asks for no guardrails.
- */
+// What the customize hook's rules picked up: Namespaces by name, nothing
+// unless given.
+// feature: guardrails
+// And ProjectProfiles by name, by default an empty `default`, which asks for
+// no guardrails.
+// end feature: guardrails
 export function related(
   byName: Record<string, { phase?: string; owners?: Owner[]; labels?: Record<string, string> }> = {},
   profiles: Record<string, ProfileSpec | Record<string, unknown>> = { [DEFAULT_PROFILE]: {} }, // feature: guardrails

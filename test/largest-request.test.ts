@@ -1,5 +1,5 @@
 // The webhook answers every request Metacontroller can send about a Project
-// a member can make: the largest one, as test/largest-request.ts builds it
+// a tenant can make: the largest one, as test/largest-request.ts builds it
 // from what the API server stores, fits the default body limit and gets its
 // answer; and the largest such Project leaves room for its status.
 import assert from "node:assert/strict";
@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { DEFAULT_BODY_LIMIT_BYTES, SYNC_PATH, CUSTOMIZE_PATH, createApp, readConfig } from "../main.ts";
 import { GROUP, PARENT } from "../sync.ts";
 import { admit, schemaErrors } from "./cel.ts";
-import { ETCD_MAX_REQUEST_BYTES, MEMBERS_CHARACTERS, bodyLimitFor, largestLegalRequest, largestStatus } from "./largest-request.ts";
+import { ETCD_MAX_REQUEST_BYTES, WRITABLE_CHARACTERS, bodyLimitFor, largestLegalRequest, largestStatus } from "./largest-request.ts";
 import { goJson, readManifest } from "./manifest.ts";
 
 const { request, body, parent } = largestLegalRequest();
@@ -17,9 +17,9 @@ const projectSchema = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP
 const sizePolicy = find("ValidatingAdmissionPolicy", `${PARENT.plural}.${GROUP}-size`);
 const app = createApp({ bodyLimitBytes: readConfig({}).bodyLimitBytes, logHealthChecks: false });
 const post = (path: string, payload: string) => app.request(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: payload });
-const creating = (object: unknown) => admit(sizePolicy, { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "", object: object as any, username: "dana" });
+const creating = (object: unknown) => admit(sizePolicy, { operation: "CREATE", resource: { group: GROUP, resource: PARENT.plural }, name: "", object: object as any, username: "robin" });
 
-describe("the largest Project a member can make", () => {
+describe("the largest Project a tenant can make", () => {
   test(`is one the CRD and ${sizePolicy.metadata.name} admit, at their limits`, () => {
     assert.deepEqual(schemaErrors(projectSchema, parent), []);
     assert.equal(creating(parent).allowed, true, creating(parent).message);
@@ -31,10 +31,10 @@ describe("the largest Project a member can make", () => {
     larger.metadata.annotations["one"] = "";
     const refused = creating(larger);
     assert.equal(refused.allowed, false);
-    assert.match(String(refused.message), new RegExp(`would carry ${MEMBERS_CHARACTERS + 3} characters of\\s+labels and annotations, more than the ${MEMBERS_CHARACTERS} that leave room for its status`));
+    assert.match(String(refused.message), new RegExp(`would carry ${WRITABLE_CHARACTERS + 3} characters of\\s+labels and annotations, more than the ${WRITABLE_CHARACTERS} that leave room for its status`));
   });
 
-  test("leaves room in one etcd request for the largest status sync writes, on any profile", () => {
+  test("leaves room in one etcd request for the largest status sync writes, whatever the features make it say", () => {
     const stored = Buffer.byteLength(goJson({ ...parent, status: largestStatus() }));
     assert.ok(stored <= ETCD_MAX_REQUEST_BYTES, `${stored} bytes: etcd takes ${ETCD_MAX_REQUEST_BYTES}`);
   });

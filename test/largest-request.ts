@@ -1,4 +1,4 @@
-// The largest sync request Metacontroller can send about a Project a member
+// The largest sync request Metacontroller can send about a Project a tenant
 // can make, built part by part as the API server stores each object and
 // Metacontroller sends it, so that the webhook's body limit is sized from
 // what can really arrive, not from a round number; and the proof that the
@@ -9,7 +9,7 @@
 //   JSON writes as six bytes however deep it is nested (a control character:
 //   Go writes `<` so too, but JavaScript, which writes what sync puts in a
 //   string, does not), and as many annotations as the size policy
-//   (`<the CRD>-size`) lets a member write. What a limit counts in
+//   (`<the CRD>-size`) lets a tenant write. What a limit counts in
 //   characters of JSON already written (a program's report) costs most in
 //   `<` instead: one character there, six bytes once Go writes it. The API
 //   server keeps it as JSON, escaped as Go escapes it, in one etcd request,
@@ -18,20 +18,29 @@
 //   thousand `<` larger was refused with "etcdserver: request is too
 //   large").
 // - Its status: what sync answers for it, and, for the room it needs, the
-//   most any profile can make it say (sixteen integrations reporting all
-//   they may).
+//   most the features can make it say.
+// feature: integrations
+//   (Sixteen integrations reporting all they may.)
+// end feature: integrations
 // - Its children: sync's answer for it, as Metacontroller stores each object
 //   (its label, owner reference, managed fields, and its copy of what it
-//   applied). Nobody else writes them: k8s.yaml's ownership guard. Its
-//   integrations are the most a profile may declare, each taking members
-//   and parameters, each reporting all it may, and the Project is being
-//   deleted: every teardown's Job beside every run's.
-// - Related: the same Namespace again, and what the features watch (the
-//   profile and budget as `kubectl apply` stores them, and all the places a
-//   budget can give its requester).
+//   applied). Nobody else writes them: k8s.yaml's ownership guard.
+// feature: integrations
+//   Its integrations are the most a profile may declare, each taking
+//   members and parameters, each reporting all it may, and the Project is
+//   being deleted: every teardown's Job beside every run's.
+// end feature: integrations
+// - Related: the same Namespace again, and what the features watch, as
+//   `kubectl apply` stores it.
+// feature: guardrails
+//   The profile.
+// end feature: guardrails
+// feature: budget
+//   The budget, and all the places it can give its requester.
+// end feature: budget
 // - The CompositeController, as `kubectl apply` stores it.
-// What only cluster admins write (the CompositeController, and in a profile
-// all but how many integrations it declares and what they take) is taken as
+// What only cluster admins write (the CompositeController, and what the
+// features read of theirs but the most a tenant can make of it) is taken as
 // short as k8s.yaml writes it: docs/operating.md says when to raise the
 // limit for larger ones.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -59,8 +68,8 @@ const { find } = readManifest();
 const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
 const specSchema = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
 const size = find("ValidatingAdmissionPolicy", `${PARENT.plural}.${GROUP}-size`);
-/** How many characters of labels and annotations the size policy lets a member write. */
-export const MEMBERS_CHARACTERS = Number(/variables\.characters <= (\d+)/.exec(JSON.stringify(size.spec.validations))?.[1]);
+/** How many characters of labels and annotations the size policy lets a tenant write. */
+export const WRITABLE_CHARACTERS = Number(/variables\.characters <= (\d+)/.exec(JSON.stringify(size.spec.validations))?.[1]);
 
 /** The managed fields the API server records for whoever wrote these fields: a key per field, lists whole. */
 function fieldsOf(value: unknown): unknown {
@@ -170,15 +179,15 @@ function largestSpec() {
   return spec;
 }
 
-/** The largest Project a member can make, as the API server stores it, without a status. */
+/** The largest Project a tenant can make, as the API server stores it, without a status. */
 function largestProject(): Project & { metadata: any } {
   const spec = largestSpec();
-  // All of what a member may write as annotations, in the costliest characters.
+  // All of what a tenant may write as annotations, in the costliest characters.
   const annotations: Record<string, string> = {};
   annotations[REQUESTER_ANNOTATION] = COSTLIEST.repeat(256); // feature: budget
   annotations[REQUESTER_GROUPS_ANNOTATION] = COSTLIEST.repeat(4096); // feature: budget
   const written = Object.entries(annotations).reduce((sum, [key, value]) => sum + key.length + value.length, 0);
-  annotations["filler"] = COSTLIEST.repeat(MEMBERS_CHARACTERS - written - "filler".length);
+  annotations["filler"] = COSTLIEST.repeat(WRITABLE_CHARACTERS - written - "filler".length);
   return {
     apiVersion: API_VERSION,
     kind: PARENT.kind,
@@ -273,11 +282,11 @@ export function largestLegalRequest() {
   return { request, body: goJson(request), answer, parent };
 }
 
-/**
- * The most status any profile can make sync write: sixteen integrations of
- * the longest names, each reporting eight of the longest strings, each failed
- * with the program's refusal, on the largest Project.
- */
+// The most status the features can make sync write, on the largest Project.
+// feature: integrations
+// Sixteen integrations of the longest names, each reporting eight of the
+// longest strings, each failed with the program's refusal.
+// end feature: integrations
 export function largestStatus(): unknown {
   const parent = largestProject();
   const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };

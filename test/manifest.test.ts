@@ -14,7 +14,8 @@ import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
 import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1";
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
 import { Job } from "kubernetes-models/batch/v1"; // feature: integrations
-import { ConfigMap, LimitRange, Namespace, ResourceQuota, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
+import { ConfigMap, Namespace, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
+import { LimitRange, ResourceQuota } from "kubernetes-models/v1"; // feature: guardrails
 import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
@@ -142,7 +143,7 @@ describe("manifest: documents", () => {
     const start = page.indexOf(`$ ${command}\n`, page.indexOf(after));
     const rest = page.slice(start + command.length + 3);
     // A line a feature brings is marked with it, for npm run take-away.
-    return rest.slice(0, rest.search(/^(\$ |```)/m)).trimEnd().split("\n").map((line) => line.replace(/\s+# feature: [\w-]+$/, ""));
+    return rest.slice(0, rest.search(/^(\$ |```)/m)).trimEnd().split("\n").map((line) => line.replace(/\s+# feature: [\w-]+(?:(?:, | & )[\w-]+)*$/, ""));
   };
 
   // Custom resources of the install's own CRDs, which kubectl cannot map
@@ -219,8 +220,8 @@ describe("manifest: built-in objects validate against the published Kubernetes s
   // answers ask for every kind the controller declares (a test below).
   const childModels: Record<string, { new (data: any): { validate(): void } }> = {
     Namespace,
-    ResourceQuota,
-    LimitRange,
+    ResourceQuota, // feature: guardrails
+    LimitRange, // feature: guardrails
     NetworkPolicy,
     RoleBinding,
     ClusterRole,
@@ -457,7 +458,7 @@ describe("manifest: cross-references agree", () => {
     assert.deepEqual([...asked].sort(), controller.spec.childResources.map(rule).sort());
   });
 
-  test("the Service, Deployment, NetworkPolicy, disruption budget and topology spread select the pods by their labels", () => {
+  test("the Service, Deployment, NetworkPolicy, PodDisruptionBudget and topology spread select the pods by their labels", () => {
     const selectors = {
       Service: service.spec.selector,
       Deployment: deployment.spec.selector.matchLabels,
@@ -631,11 +632,11 @@ describe("manifest: the embedded code", () => {
 describe("manifest: the pod passes Pod Security restricted", () => {
   const containers = [...pod.containers, ...(pod.initContainers ?? [])];
 
-  test("the namespace enforces the restricted profile", () => {
+  test("the namespace enforces the restricted Pod Security Standard", () => {
     assert.equal(namespace.metadata.labels["pod-security.kubernetes.io/enforce"], "restricted");
   });
 
-  test("the pod runs as a numeric non-root user with the runtime's default seccomp profile", () => {
+  test("the pod runs as a numeric non-root user with the runtime's default seccompProfile", () => {
     assert.equal(pod.securityContext.runAsNonRoot, true);
     assert.ok(Number.isInteger(pod.securityContext.runAsUser) && pod.securityContext.runAsUser > 0);
     assert.equal(pod.securityContext.seccompProfile.type, "RuntimeDefault");
@@ -663,7 +664,7 @@ describe("manifest: the pod passes Pod Security restricted", () => {
     });
   }
 
-  test("only volume types the restricted profile allows", () => {
+  test("only volume types the restricted Pod Security Standard allows", () => {
     const allowed = ["configMap", "emptyDir", "projected", "secret", "downwardAPI", "persistentVolumeClaim", "ephemeral", "csi"];
     for (const volume of pod.volumes) {
       const types = Object.keys(volume).filter((key) => key !== "name");

@@ -38,7 +38,7 @@ describe("admission: the CRD and sync judge members alike", () => {
     const allOf = (namespace: string): Member => ({ kind: "Group", name: `system:serviceaccounts:${namespace}` });
     const withMember = (member: Member, role: string) => project("shop", { spec: { members: [{ kind: "User", name: "dana", role: "admin" }, { ...member, role }] } });
     const selfService = policyNamed("self-service");
-    // An admin, who may also choose any profile: only the members are judged here.
+    // An admin, whom every other rule lets through: only the members are judged here.
     const authorized = [ADMINISTER];
     authorized.push(`${GROUP}/${PROFILE.plural}/use`); // feature: guardrails
     const judged = (member: Member, role: string) => {
@@ -272,7 +272,7 @@ describe("admission: self-service Projects", () => {
       assert.equal(asked("UPDATE", { object: without(OTHER_FINALIZER), oldObject: all }, { username: "pat" }, administers).allowed, true, "an administer holder");
     });
 
-    test("before its deletion too, its admin member cannot take Metacontroller's finalizer off, which would skip its teardowns", () => {
+    test("before its deletion too, its admin member cannot take Metacontroller's finalizer off, which would skip its finalize hook", () => {
       const living = (finalizers: string[]) => ({ ...project("shop", { spec: { members: [{ kind: "User", name: "dana", role: "admin" }] } }), metadata: { name: "shop", finalizers } }) as any;
       const before = living([METACONTROLLER_FINALIZER]);
       const refused = asked("UPDATE", { object: living([]), oldObject: before });
@@ -370,7 +370,7 @@ describe("admission: self-service Projects", () => {
   });
   // end feature: guardrails
 
-  test("the requester role creates Projects only as the policy allows and reads none (each Project's members read theirs), uses the default profile, and the policy is bound to deny", () => {
+  test("the requester role creates Projects only as the policy allows and reads none (each Project's members read theirs), and the policy is bound to deny", () => {
     assert.deepEqual(requester.rules, [
       { apiGroups: [GROUP], resources: ["projects"], verbs: ["create"] },
       // feature: guardrails

@@ -323,15 +323,18 @@ describe("members: nothing outside its own places is the Project's", () => {
   test("an object labelled as the Project's in another Namespace is named as a stray and left out, so Metacontroller deletes it", () => {
     const children = planted(settled(), [adminsIn(namespaceOf("other"))]);
     const answer = sync(shop(), children, nothingRelated, at);
+    const places = [
+      `Namespace ${SHOP}`,
+      "its place in its requester's budget", // feature: budget
+      "the objects that let its members read it",
+      `its Jobs, ServiceAccount and ConfigMap in Namespace ${INTEGRATIONS_NAMESPACE}`, // feature: integrations
+    ];
+    // The last of three or more after a comma and "and", of two after "and" alone, as the features kept make them.
+    const where = places.length > 2 ? `${places.slice(0, -1).join(", ")}, and ${places.at(-1)}` : places.join(" and ");
     assert.deepEqual(verdict(answer), {
       status: "False",
       reason: "RemovingStrayChildren",
-      message:
-        `RoleBinding ${namespaceOf("other")}/project-admin-users carry this Project's controller-uid label outside Namespace ${SHOP}, ` +
-        "its place in its requester's budget, " + // feature: budget
-        "the objects that let its members read it" +
-        `, and its Jobs, ServiceAccount and ConfigMap in Namespace ${INTEGRATIONS_NAMESPACE}` + // feature: integrations
-        ", so they are not its children: Metacontroller deletes them.",
+      message: `RoleBinding ${namespaceOf("other")}/project-admin-users carry this Project's controller-uid label outside ${where}, so they are not its children: Metacontroller deletes them.`,
     });
     assert.ok(!answer.children.some((child) => "namespace" in child.metadata && child.metadata.namespace === namespaceOf("other")), "not asked for");
     assert.deepEqual(answer.children, sync(shop(), settled(), nothingRelated, at).children, "the same children as without it");

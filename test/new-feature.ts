@@ -79,6 +79,9 @@ export function filesFor({ name, child }: NewFeature): Record<string, string> {
 import * as v from "valibot";
 import type { Feature } from "./index.ts";
 
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["${field}"] as const;
+
 // What a Project says, checked as loosely as the CRD allows (k8s.yaml
 // declares the same field).
 const spec = { ${field}: v.nullish(v.string()) };
@@ -122,6 +125,9 @@ export const ${field}: Feature<typeof spec, typeof children> = {
  */
 import * as v from "valibot";
 import type { Feature } from "./index.ts";
+
+// Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
+export const VOCABULARY = ["${field}"] as const;
 
 // What a Project says, checked as loosely as the CRD allows (k8s.yaml
 // declares the same field).

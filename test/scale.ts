@@ -1,11 +1,15 @@
-// `npm run scale -- N`: how long a cluster takes to make N Projects Ready, each
-// with two members, how long an edit of their profile takes to reach every
-// one of their ResourceQuotas, a member added to each to get access, and
-// what each costs. Run it against a cluster
+// `npm run scale -- N`: how long a cluster takes to make N Projects Ready,
+// how long an edit of what they share takes to reach every one of them, and
+// what each costs.
+// feature: guardrails & members
+// Each has two members and a profile of the run's own: the edit is of its
+// quota, and then a member is added to each to get access.
+// end feature: guardrails & members
+// Run it against a cluster
 // where the controller is installed (or `npm run test:e2e:local`'s kind of
 // setup: up.sh, the webhook on the host, k8s.yaml pointed at it), as "How
 // it scales" in docs/operating.md shows. It creates its own Projects, and
-// what they need first (a profile of its own, say), named and labelled
+// what they need first (the features' objects), named and labelled
 // after the run, and deletes exactly those.
 //
 // WEBHOOK_LOG, if set, is the webhook's log file: the hook calls the run
@@ -58,8 +62,8 @@ const RUN_LABEL = `${GROUP}/scale-run`;
 const IMAGE = "registry.invalid/scale:1"; // feature: integrations
 
 /**
- * What a run creates: what its Projects need first (the features' objects,
- * such as its own profile), and its Projects, labelled with the run so that
+ * What a run creates: what its Projects need first (the features' objects),
+ * and its Projects, labelled with the run so that
  * it finds and deletes exactly those.
  */
 export function runObjects(run: string, count: number, integrations = 0, requesters = 0, unlimited = false) {
@@ -102,7 +106,7 @@ export function runObjects(run: string, count: number, integrations = 0, request
     metadata: { name: `${run}-${index}`, labels: { [RUN_LABEL]: run } as Record<string, string> },
     spec: structuredClone(spec),
   }));
-  // Who creates each Project: the admin running this, or one of the run's developers.
+  // Who creates each Project: the admin running this, or one the run makes.
   const creators: (string | undefined)[] = projects.map(() => undefined);
   // feature: budget
   if (requesters > 0) {
@@ -388,7 +392,7 @@ if (import.meta.filename === process.argv[1]) {
     await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", `--timeout=${DEADLINE_MS / 1000}s`], undefined, never);
     console.log(`deleted the run's ${count} Projects in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
     report("deleting them", beforeDeleting, await settledCosts());
-    // The profile and the budget are kept from a stray delete until annotated so.
+    // What admins write is kept from a stray delete until annotated so.
     for (const object of created.reverse()) {
       await kubectl(["annotate", "-f", "-", `${GROUP}/allow-deletion=true`, "--overwrite"], stringify(object), never);
       const deleted = await kubectl(["delete", "-f", "-"], stringify(object), never);

@@ -215,7 +215,7 @@ describe("shared: ServiceAccounts, Roles and RoleBindings", () => {
     ]);
   });
 
-  test("a RoleBinding to a Role waits for that Role's copy: never a Role a member made under its name", () => {
+  test("a RoleBinding to a Role waits for that Role's copy: never a Role a tenant made under its name", () => {
     const first = sync(shop(), active(), withSources(workload), at);
     assert.ok(!named(first).includes("RoleBinding deployer-reads"));
     assert.match(ready(first).message, /RoleBinding deployer-reads/);
@@ -226,7 +226,7 @@ describe("shared: ServiceAccounts, Roles and RoleBindings", () => {
     ]);
   });
 
-  test("a RoleBinding whose Role copy is gone (an admin's delete) is no longer asked for, so that no Role a member makes under that name is what it grants", () => {
+  test("a RoleBinding whose Role copy is gone (an admin's delete) is no longer asked for, so that no Role a tenant makes under that name is what it grants", () => {
     const first = sync(shop(), active(), withSources(workload), at);
     const settled = applied(sync(shop(), applied(first), withSources(workload), at));
     assert.ok(named(sync(shop(), settled, withSources(workload), at)).includes("RoleBinding deployer-reads"));
@@ -279,7 +279,7 @@ describe("shared: what a profile may not share", () => {
   const broken: [string, unknown, string][] = [
     ["a name that is no DNS label", { secrets: ["Registry"] }, SHARED_RULES.name],
     ["default, which every Namespace has", { serviceAccounts: ["default"] }, SHARED_RULES.reserved],
-    ["a name of the guardrails' and members' project-*", { roles: [{ name: "project-quota", rules: [{ verbs: ["get"] }] }] }, SHARED_RULES.reserved],
+    ["a name of the other features' project-*", { roles: [{ name: "project-quota", rules: [{ verbs: ["get"] }] }] }, SHARED_RULES.reserved],
     ["a name of Kubernetes' kube-*", { configMaps: ["kube-root-ca"] }, SHARED_RULES.reserved],
     ["the integrations' Role and RoleBinding", { roleBindings: [{ name: "integrations", clusterRole: "view", serviceAccounts: ["ci"] }] }, SHARED_RULES.reserved],
     ["a name twice", { secrets: ["a", "a"] }, SHARED_RULES.unique],
@@ -288,7 +288,7 @@ describe("shared: what a profile may not share", () => {
     ["a Role without rules", { roles: [{ name: "r", rules: [] }] }, SHARED_RULES.rules],
     ["a RoleBinding with both role and clusterRole", { roles: [{ name: "r", rules: [{ verbs: ["get"] }] }], roleBindings: [{ name: "b", role: "r", clusterRole: "view", serviceAccounts: ["ci"] }] }, SHARED_RULES.roleRef],
     ["a RoleBinding with neither", { roleBindings: [{ name: "b", serviceAccounts: ["ci"] }] }, SHARED_RULES.roleRef],
-    ["a RoleBinding to a Role the profile does not share", { roleBindings: [{ name: "b", role: "members-role", serviceAccounts: ["ci"] }] }, SHARED_RULES.roleRef],
+    ["a RoleBinding to a Role the profile does not share", { roleBindings: [{ name: "b", role: "their-role", serviceAccounts: ["ci"] }] }, SHARED_RULES.roleRef],
     ["a RoleBinding to no ServiceAccount", { roleBindings: [{ name: "b", clusterRole: "view", serviceAccounts: [] }] }, SHARED_RULES.subjects],
     ["a RoleBinding to a ServiceAccount of another namespace", { roleBindings: [{ name: "b", clusterRole: "view", serviceAccounts: ["kube-system:admin"] }] }, SHARED_RULES.subjects],
     ["a list that is no list", { secrets: "registry" }, ""],
@@ -336,8 +336,8 @@ describe("shared: a request whose Secrets cannot be read", () => {
   });
 });
 
-describe("shared: what a member cannot do with it", () => {
-  test("an object a member made under a shared name is never taken over: sync only asks for the copy, and says the name is taken where no copy is", () => {
+describe("shared: what a tenant cannot do with it", () => {
+  test("an object a tenant made under a shared name is never taken over: sync only asks for the copy, and says the name is taken where no copy is", () => {
     // Not a child: without the Project's controller-uid label, which only
     // Metacontroller may write, Metacontroller neither adopts nor changes it.
     const answer = sync(shop(), active(), withSources({ secrets: ["registry"] }, [secret("registry")]), at);

@@ -7,8 +7,9 @@ import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { PARENT } from "../sync.ts";
 import { FEATURES } from "../features/index.ts"; // features
-import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, withoutComposition, withoutFeature, writtenByHand } from "./take-away.ts";
+import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "./take-away.ts";
 import { TRANSCRIPT } from "./transcripts.ts";
+import { parseWalkthrough } from "./walkthrough.ts";
 
 const root = new URL("..", import.meta.url);
 // Tracked and still there: a copy that has taken features away may not have committed it.
@@ -41,6 +42,13 @@ describe("take-away: markers", () => {
     assert.equal(withoutIntegrations, ["a", "    # feature: shared", "    - configmaps", "    # end feature: shared", "  roles, // feature: shared", "| row | <!-- feature: shared -->", "b"].join("\n"));
     assert.equal(withoutFeature(withoutIntegrations, "shared"), "a\nb");
     assert.equal(withoutFeature(withoutFeature(text, "shared"), "integrations"), "a\nb");
+  });
+
+  test("what speaks of two features at once goes with either, line or block, and its marks are left alone while neither goes", () => {
+    const text = ["a", "| row | <!-- feature: guardrails & members -->", "  # feature: members & guardrails", "  b", "  # end feature: members & guardrails", "c"].join("\n");
+    assert.equal(withoutFeature(text, "members"), "a\nc");
+    assert.equal(withoutFeature(text, "guardrails"), "a\nc");
+    assert.equal(withoutFeature(text, "budget"), text);
   });
 
   test("a marker that is only mentioned mid-line is no marker", () => {
@@ -164,9 +172,11 @@ describe("take-away: every feature of this repository", () => {
 });
 
 // What only a feature speaks of: its reasons, the spec and status fields
-// its CRD declares as the docs write them, the kinds of its own CRDs, and
-// its files. After it is taken away, none of them may be left anywhere: not
-// in code, not in prose, not in an example.
+// its CRD declares as the docs write them, the kinds of its own CRDs, its
+// files, and the words it names as its own (its VOCABULARY: kinds, fields,
+// roles, the people its examples are about). After it is taken away, none
+// of them may be left anywhere: not in code, not in prose, not in an
+// example, not in a CRD's description or a transcript.
 describe("take-away: nothing of a feature is left behind", () => {
   const texts = new Map(tracked.map((path) => [path, readFileSync(new URL(path, root), "utf8")]));
   const manifest = writtenByHand(texts.get("k8s.yaml") ?? "");
@@ -190,12 +200,42 @@ describe("take-away: nothing of a feature is left behind", () => {
   // webhook answered in a page's `curl` transcript (npm run transcripts).
   const byHand = (path: string, text: string) =>
     path.startsWith("test/fixtures/") ? "" : writtenByHand(text).replace(TRANSCRIPT, (whole, ...groups) => whole.slice(0, whole.length - String(groups.at(-1).printed).length));
+  // And what a command printed in docs/cluster.md, which `npm run walkthrough`
+  // writes anew (but a block it keeps as written): a feature's words are looked
+  // for in the commands, not in a table's MEMBERS header. A line's take-away
+  // marker stays, so that the same lines go.
+  const withoutOutputs = (path: string, text: string) => {
+    if (path !== "docs/cluster.md") return text;
+    const lines = text.split("\n");
+    for (const { outputRange: [start, end], asWritten } of parseWalkthrough(text)) {
+      for (let at = start; !asWritten && at < end; at++) {
+        const line = lines[at] ?? "";
+        if (/^\s*# (end )?feature: /.test(line)) continue;
+        const marker = /\s# feature: [a-z0-9,& -]+$/.exec(line)?.[0];
+        lines[at] = marker ? `(printed)${marker}` : "";
+      }
+    }
+    return lines.join("\n");
+  };
   // These tests take features' and resources' names as examples of their own.
-  const ABOUT_NAMES = ["test/take-away.test.ts", "test/rename.test.ts", "test/rename.ts"];
+  const ABOUT_NAMES = ["test/take-away.test.ts", "test/take-away.ts", "test/rename.test.ts", "test/rename.ts"];
   // A feature goes with those that need it, as take-away demands.
   const needing = (feature: string): string[] => [feature, ...features.filter((other) => needsOf(texts.get(`features/${other}.ts`) ?? "").includes(feature)).flatMap(needing)];
 
   for (const feature of features) {
+    test(`${feature}: names its own words, each once, none of them another's it does not need`, async () => {
+      const vocabulary: unknown = (await import(`../features/${feature}.ts`)).VOCABULARY;
+      assert.ok(Array.isArray(vocabulary) && vocabulary.length > 0 && vocabulary.every((word) => typeof word === "string" && /^\S(.*\S)?$/.test(word)), `features/${feature}.ts exports VOCABULARY, a list of its words`);
+      const own = vocabulary as string[];
+      assert.equal(new Set(own.map((word) => word.toLowerCase())).size, own.length, "each word once");
+      // A word two features speak of is neither's, unless one needs the other: taking either away would find it in the other.
+      for (const other of features.filter((each) => each !== feature && !needing(feature).includes(each) && !needing(each).includes(feature))) {
+        const theirs: string[] = (await import(`../features/${other}.ts`)).VOCABULARY ?? [];
+        const both = own.filter((word) => theirs.some((their) => their.toLowerCase() === word.toLowerCase()));
+        assert.deepEqual(both, [], `${feature} and ${other} both name these`);
+      }
+    });
+
     test(`${feature}: taken away, none of its words is left in any file`, async () => {
       const module = await import(`../features/${feature}.ts`);
       const own: { reasons: string[]; refusals: string[] } = Object.values(module).find((value: any) => typeof value?.plan === "function") as any;
@@ -211,16 +251,20 @@ describe("take-away: nothing of a feature is left behind", () => {
         ...[...kinds(manifest)].filter((kind) => !keptKinds.has(kind)),
         ...filesOf(feature, tracked),
       ];
+      const vocabulary = (module.VOCABULARY as readonly string[]).map(vocabularyPattern);
       const together = needing(feature);
       const removed = new Set(together.flatMap((each) => filesOf(each, tracked)));
       const left = [...texts].flatMap(([path, text]) => {
         if (removed.has(path) || ABOUT_NAMES.includes(path) || text.includes("\0")) return [];
-        return together
-          .reduce((current, each) => withoutFeature(current, each, path), byHand(path, text))
-          .split("\n")
-          .flatMap((line, at) =>
-            words.filter((word) => new RegExp(`(?<![\\w-])${escape(word)}(?![\\w-])`).test(line)).map((word) => `${path}:${at + 1}: ${word}: ${line.trim().slice(0, 100)}`),
-          );
+        const kept = (from: string) => together.reduce((current, each) => withoutFeature(current, each, path), from).split("\n");
+        const written = byHand(path, text);
+        const commands = kept(withoutOutputs(path, written));
+        return kept(written).flatMap((line, at) =>
+          [
+            ...words.filter((word) => new RegExp(`(?<![\\w-])${escape(word)}(?![\\w-])`).test(line)),
+            ...vocabulary.filter((pattern) => pattern.test(commands[at] ?? "")).map((pattern) => pattern.source),
+          ].map((word) => `${path}:${at + 1}: ${word}: ${line.trim().slice(0, 100)}`),
+        );
       });
       assert.deepEqual(left, [], `${left.length} lines`);
     });

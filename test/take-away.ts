@@ -27,10 +27,12 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
  * The text without the feature's marked lines and blocks; throws on a block
  * left open. What two features share (a child kind both own) is marked with
  * both, `feature: integrations, shared`: it stays while either does, and
- * taking one away leaves the other's name on its marks.
+ * taking one away leaves the other's name on its marks. What speaks of two
+ * at once (a guard of the guardrails' that the members' policy holds) is
+ * marked `feature: guardrails & members`: it goes with the first of them.
  */
 export function withoutFeature(text: string, feature: string, file = "text"): string {
-  const marks = String.raw`(\/\/|#|<!--) (end )?feature: ([a-z0-9-]+(?:, [a-z0-9-]+)*)( -->)?$`;
+  const marks = String.raw`(\/\/|#|<!--) (end )?feature: ([a-z0-9-]+(?:(?:, | & )[a-z0-9-]+)*)( -->)?$`;
   const blockMark = new RegExp(String.raw`^(\s*)${marks}`);
   const lineMark = new RegExp(String.raw`^(\s*\S.*\s)${marks}`);
   const kept: string[] = [];
@@ -38,8 +40,10 @@ export function withoutFeature(text: string, feature: string, file = "text"): st
   for (const [index, current] of text.split("\n").entries()) {
     const block = blockMark.exec(current);
     const [, lead = "", comment = "", end, names = "", close = ""] = block ?? lineMark.exec(current) ?? [];
-    const others = names.split(", ").filter((owner) => owner !== feature);
-    const ours = names !== "" && others.length < names.split(", ").length;
+    const all = names.includes(" & ");
+    const owners = names.split(all ? " & " : ", ");
+    const ours = names !== "" && owners.includes(feature);
+    const others = all ? [] : owners.filter((owner) => owner !== feature);
     if (block && ours && !end) {
       // A block opened again before it ended is one whose end was mistyped: it would take all up to the next block's end with it.
       if (open) throw new Error(`${file}:${open.at + 1}: feature ${feature} is opened and never ended before line ${index + 1} opens it again`);
@@ -127,6 +131,24 @@ export function writtenByHand(text: string): string {
   // At the start of a line: a test that quotes the marker is written by hand throughout.
   const generatedAt = text.search(new RegExp(`^${escape(GENERATED)}`, "m"));
   return generatedAt < 0 ? text : text.slice(0, generatedAt);
+}
+
+/**
+ * A feature's VOCABULARY, exported from its file, is the words only it speaks
+ * of: its kinds, fields and roles, the people its examples are about. Taken
+ * away, it leaves none of them in what stays (take-away.test.ts looks in code,
+ * comments, docs, CRD descriptions and transcripts); a line of another file
+ * that needs one is marked with the feature, or says it otherwise. A word two
+ * features speak of belongs to neither, unless one needs the other; the core's
+ * words belong to no feature.
+ *
+ * Each word is found in any case, and as a
+ * word of its own, not inside a longer one (`member` is in `Members` and in
+ * `project-member`, not in `membership` nor in `members`: each form a
+ * feature speaks of is in its list).
+ */
+export function vocabularyPattern(word: string): RegExp {
+  return new RegExp(`(?<![A-Za-z])${escape(word)}(?![A-Za-z])`, "i");
 }
 
 /** What a feature's file says it needs of others, in a line of its opening comment: ` * Needs: guardrails (why).` */

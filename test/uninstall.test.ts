@@ -23,7 +23,7 @@ const binding = (kind: string, name: string, role: string, namespace?: string) =
   roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
 });
 
-/** A cluster with the whole install, two Projects, a developers' binding and one of an unrelated role. */
+/** A cluster with the whole install, two Projects, a binding of one of its roles and one of an unrelated role. */
 function installed(overrides: Rule[] = []): Rule[] {
   return [
     ...overrides,
@@ -32,7 +32,7 @@ function installed(overrides: Rule[] = []): Rule[] {
     { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("web")]) },
     {
       when: "^get clusterrolebindings,rolebindings",
-      stdout: list([binding("ClusterRoleBinding", "developers-request-projects", REQUESTER_ROLE), binding("ClusterRoleBinding", "cluster-admin", "cluster-admin")]),
+      stdout: list([binding("ClusterRoleBinding", "everyone-requests-projects", REQUESTER_ROLE), binding("ClusterRoleBinding", "cluster-admin", "cluster-admin")]),
     },
     { when: "^get namespaces -o json", stdout: list([]) },
     { when: `^get ${PROFILE.plural} -o name`, stdout: `${PROFILE.kind.toLowerCase()}.${GROUP}/default\n` }, // feature: guardrails
@@ -68,7 +68,7 @@ describe("uninstall: refuses before it deletes anything", () => {
     assert.match(refusal?.message ?? "", /run it again with --yes/);
     assert.deepEqual(changes, []);
     assert.ok(output.includes(`Project shop, and Namespace ${namespaceNameFor("shop")} with everything in it`), output);
-    assert.match(output, /ClusterRoleBinding developers-request-projects, which binds a role of k8s\.yaml/);
+    assert.match(output, /ClusterRoleBinding everyone-requests-projects, which binds a role of k8s\.yaml/);
     assert.doesNotMatch(output, /cluster-admin/);
     for (const object of MANIFEST) assert.ok(output.includes(`${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`), `${object.kind} ${object.metadata.name} listed`);
   });
@@ -121,7 +121,7 @@ describe("uninstall: the guards stay until nothing is left to guard", () => {
       assert.notEqual(index, -1, `${pattern} in\n${order.join("\n")}`);
       return index;
     };
-    const bindings = at(/^delete -f - --ignore-not-found ClusterRoleBinding developers-request-projects$/);
+    const bindings = at(/^delete -f - --ignore-not-found ClusterRoleBinding everyone-requests-projects$/);
     const projects = at(new RegExp(`^delete ${PARENT.plural} shop web --ignore-not-found --wait=false$`));
     const emptied = at(new RegExp(`^wait --for=delete namespace/${namespaceNameFor("shop")} namespace/${namespaceNameFor("web")} `));
     const marked = at(new RegExp(`^annotate -f - ${DELETION_ANNOTATION.replaceAll(".", "\\.")}=true --overwrite .*CustomResourceDefinition`));
@@ -135,8 +135,8 @@ describe("uninstall: the guards stay until nothing is left to guard", () => {
   test("a Project that does not go within the deadline stops the uninstall with every guard in place", async () => {
     const stuck = { when: `^wait --for=delete ${PARENT.singular}/shop`, exit: 1, stderr: "timed out waiting for the condition" };
     const { changes, refusal } = await run(installed([stuck]), { yes: true });
-    assert.match(refusal?.message ?? "", /did not go within [\s\S]*so the install and its guards stay[\s\S]*Deleted already: ClusterRoleBinding developers-request-projects, 2 Projects\b/);
-    assert.deepEqual(changes.map(describeCall), ["delete -f - --ignore-not-found ClusterRoleBinding developers-request-projects", `delete ${PARENT.plural} shop web --ignore-not-found --wait=false`]);
+    assert.match(refusal?.message ?? "", /did not go within [\s\S]*so the install and its guards stay[\s\S]*Deleted already: ClusterRoleBinding everyone-requests-projects, 2 Projects?\(s\)/);
+    assert.deepEqual(changes.map(describeCall), ["delete -f - --ignore-not-found ClusterRoleBinding everyone-requests-projects", `delete ${PARENT.plural} shop web --ignore-not-found --wait=false`]);
   });
 
   test("a Project that someone created while the others went stops the uninstall with every guard in place", async () => {
@@ -147,9 +147,9 @@ describe("uninstall: the guards stay until nothing is left to guard", () => {
   });
   test("a Namespace that does not go, something in it held by a finalizer, stops the uninstall before the guards go, saying what holds it", async () => {
     const held = { when: `^wait --for=delete namespace/`, exit: 1, stderr: "timed out waiting for the condition" };
-    const holding = { when: "^get namespaces .* -o jsonpath", stdout: `${namespaceNameFor("shop")}: Some content in the namespace has finalizers remaining: dana.example/hold in 1 resource instances\n` };
+    const holding = { when: "^get namespaces .* -o jsonpath", stdout: `${namespaceNameFor("shop")}: Some content in the namespace has finalizers remaining: robin.example/hold in 1 resource instances\n` };
     const { changes, refusal } = await run(installed([held, holding]), { yes: true });
-    assert.match(refusal?.message ?? "", /these Namespaces did not go[\s\S]*finalizers remaining: dana\.example\/hold[\s\S]*the install and its guards stay/);
+    assert.match(refusal?.message ?? "", /these Namespaces did not go[\s\S]*finalizers remaining: robin\.example\/hold[\s\S]*the install and its guards stay/);
     assert.ok(!changes.some((call) => /^(annotate|patch)$/.test(call.args[0] ?? "")), changes.map(describeCall).join("\n"));
   });
 

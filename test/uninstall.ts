@@ -8,9 +8,9 @@
 // while Terminating. A deliberate uninstall lifts each of those, in an order
 // that keeps the guards until nothing is left for them to guard:
 //   1. the bindings to k8s.yaml's ClusterRoles, which would point at
-//      nothing, go first: no developer creates a Project meanwhile;
+//      nothing, go first: nobody creates a Project meanwhile;
 //   2. the Projects, while the webhook still answers, so that each takes
-//      its Namespace (and, with integrations, runs its teardowns); one that
+//      its Namespace (and runs its finalize hook, where it has one); one that
 //      someone else created meanwhile stops the uninstall there;
 //   3. the kept objects are marked, the policies' finalizers removed (and,
 //      with integrations, the finalize hook that holds Projects back), and

@@ -89,7 +89,7 @@ export function parseWalkthrough(page: string): Step[] {
 }
 
 // A take-away marker at the end of an output line, as test/take-away.ts reads it.
-const MARKER = /\s+# feature: [\w-]+$/;
+const MARKER = /\s+# feature: [\w-]+(?:(?:, | & )[\w-]+)*$/;
 const splitMarker = (line: string): [string, string] => {
   const marker = MARKER.exec(line)?.[0] ?? "";
   return [line.slice(0, line.length - marker.length), marker];
