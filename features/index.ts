@@ -91,7 +91,7 @@ export type Waiting = { reason: Reason; notYet: [kind: string, name: string][]; 
 export type Plan = {
   /** What it asks for; a child of its groups that is observed and not here is deleted. */
   children: Child[];
-  /** Of those, what must exist before the Project's Namespace is asked for (a place in a budget): until each is observed, nothing in the Namespace is asked for either. */
+  /** Of those, what must exist before the Project's Namespace is asked for (a claim that must be granted first): until each is observed, nothing in the Namespace is asked for either. */
   prerequisites?: Child[];
   /** Of those, what the features after it wait for before they ask for theirs; all of them, unless it says. */
   guards?: Child[];
@@ -103,7 +103,7 @@ export type Plan = {
   status?: Record<string, unknown>;
   /** The spec breaks the feature's rules: reported before the Namespace's own state. */
   invalid?: Readiness;
-  /** What the Project needs cannot be had (a profile that cannot be read, a budget spent): the Namespace is kept as observed, and not created. */
+  /** What the Project needs cannot be had (a setting that cannot be read, a limit reached): the Namespace is kept as observed, and not created. */
   unavailable?: Readiness;
   /** Why `remake` is not empty, where the person who caused it should hear it. */
   remaking?: Readiness;
@@ -139,7 +139,7 @@ export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Re
 // ## 3. Their schemas
 //
 // Each feature checks its own fields, loosely, as the core does. Two
-// features may read the same field or group (both read the profile, say).
+// features may read the same field or group (a setting both depend on, say).
 // What arrives must then pass both schemas, and both are given what the
 // first makes of it: a pipe keeps the first one's optional or required.
 // The features here agree on every field they share, so sync.test.ts
@@ -204,7 +204,7 @@ export function planFeatures(view: View) {
 // What goes into the Namespace can only be made once it exists;
 // Metacontroller creates an answer's children group by group in the order
 // of (API group, version, kind), so what sorts after Namespace comes in the
-// answer that asks for it, and what sorts before it (a LimitRange) in the
+// answer that asks for it, and what sorts before it (a ConfigMap, say) in the
 // next. Nothing is asked for that could only fail, and a child that exists
 // is never dropped for it.
 function settle({ project, namespace: name, observed, active, children }: View, plans: Plan[], namespaceAsked: boolean, prerequisitesPending: boolean) {
