@@ -81,6 +81,26 @@ describe("uninstall: refuses before it deletes anything", () => {
     assert.deepEqual(changes, []);
   });
 
+  test("a Project created between the listing and the admin's confirmation stops it before anything is deleted, and is never deleted", async () => {
+    const listed = { when: `^get ${PARENT.plural} -o json`, once: true, stdout: list([projectItem("shop"), projectItem("web")]) };
+    const since = { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("web"), projectItem("late")]) };
+    let confirmed = false;
+    const { calls, changes, output, refusal } = await run(installed([listed, since]), { confirm: async () => ((confirmed = true), INSTALL_NAMESPACE) });
+    assert.ok(confirmed, "the admin was asked");
+    assert.doesNotMatch(output, /late/, "not in the listing the admin confirmed");
+    assert.match(refusal?.message ?? "", new RegExp(`the ${PARENT.kind}s changed since they were listed\. Nothing was deleted: run it again\.`));
+    assert.deepEqual(changes, []);
+    assert.ok(!calls.some((call) => describeCall(call).includes("late")), calls.map(describeCall).join("\n"));
+  });
+
+  test("a Project listed but gone by the confirmation, and one made in its place under another name, stop it too", async () => {
+    const listed = { when: `^get ${PARENT.plural} -o json`, once: true, stdout: list([projectItem("shop"), projectItem("web")]) };
+    const swapped = { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("wet")]) };
+    const { changes, refusal } = await run(installed([listed, swapped]), { confirm: async () => INSTALL_NAMESPACE });
+    assert.match(refusal?.message ?? "", /changed since they were listed/);
+    assert.deepEqual(changes, []);
+  });
+
   // feature: deletion-protection
   test("a Project with deletionProtection stops it before anything is deleted, with the command that lifts it", async () => {
     const guarded = { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("vault", { deletionProtection: true })]) };
