@@ -15,7 +15,7 @@ const REQUESTER_ROLE = MANIFEST.find((object) => object.kind === "ClusterRole")!
 const MUTATING = /^(delete|annotate|patch|label|create|apply)$/;
 
 const list = (items: unknown[]) => JSON.stringify({ items });
-const projectItem = (name: string, spec: object = {}) => ({ metadata: { name }, spec, status: { namespace: namespaceNameFor(name) } });
+const projectItem = (name: string, spec: object = {}, uid = `uid-of-${name}`) => ({ metadata: { name, uid }, spec, status: { namespace: namespaceNameFor(name) } });
 const binding = (kind: string, name: string, role: string, namespace?: string) => ({
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind,
@@ -97,6 +97,14 @@ describe("uninstall: refuses before it deletes anything", () => {
     const listed = { when: `^get ${PARENT.plural} -o json`, once: true, stdout: list([projectItem("shop"), projectItem("web")]) };
     const swapped = { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("wet")]) };
     const { changes, refusal } = await run(installed([listed, swapped]), { confirm: async () => INSTALL_NAMESPACE });
+    assert.match(refusal?.message ?? "", /changed since they were listed/);
+    assert.deepEqual(changes, []);
+  });
+
+  test("a Project deleted and made anew under a listed name before the confirmation is another Project, and stops it too", async () => {
+    const listed = { when: `^get ${PARENT.plural} -o json`, once: true, stdout: list([projectItem("shop"), projectItem("web")]) };
+    const remade = { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("web", {}, "uid-of-another-web")]) };
+    const { changes, refusal } = await run(installed([listed, remade]), { confirm: async () => INSTALL_NAMESPACE });
     assert.match(refusal?.message ?? "", /changed since they were listed/);
     assert.deepEqual(changes, []);
   });
