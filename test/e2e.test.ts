@@ -296,7 +296,8 @@ describe("e2e: says why it does not run", () => {
   });
 });
 
-describe("e2e: the command", () => {
+// Each test starts processes of its own, so they run at once.
+describe("e2e: the command", { concurrency: true }, () => {
   // A kubectl that answers everything at once, except a wait for Ready, which it never finishes.
   const directory = mkdtempSync(join(tmpdir(), "e2e-kubectl-"));
   const kubectl = join(directory, "kubectl");
