@@ -208,12 +208,13 @@ function serve(handle: (request: IncomingMessage, body: any, reply: (status: num
 const urlOf = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 /**
- * One program's tests, in order, with stand-ins of their own, in the
- * describe that calls it. Each program has a test file of its own for that: nearly all of their time is
- * the processes the programs run in, 65 in all, and on Node 20 each file
- * has one deadline for all its tests.
+ * One part of the programs' tests, in order, with stand-ins of their own,
+ * in the describe that calls it. Each part has a test file of its own (the
+ * repository's tests are two): nearly all of their time is the processes
+ * the programs run in, 65 in all, and on Node 20 each file has one deadline
+ * for all its tests.
  */
-export function against(integration: "gitlab-repository" | "gitlab-runner") {
+export function against(integration: "gitlab-repository" | "gitlab-repository-again" | "gitlab-runner") {
   let gitlab: ReturnType<typeof gitlabStandIn>;
   let kubernetes: ReturnType<typeof kubernetesStandIn>;
   /** What the Project's status keeps of each integration's last report, as sync hands it back. */
@@ -440,6 +441,9 @@ export function against(integration: "gitlab-repository" | "gitlab-runner") {
       assert.ok(length <= 1024 && length > 1000, `${length} characters`);
     });
 
+  });
+
+  if (integration === "gitlab-repository-again") describe("gitlab-repository: run again, GitLab's errors, and the teardown", () => {
     test("a repository once made and then deleted in GitLab is made again, and the new one recorded", async () => {
       assert.equal((await run("gitlab-repository", "run", { MEMBERS })).code, 0);
       gitlab.state.projects = [];
