@@ -293,7 +293,7 @@ type Reports = Record<string, Record<string, string>>;
 type Context = { project: string; uid: string; namespace: string; members: v.InferOutput<typeof Members>; reports: Reports };
 
 /** What a Job runs with; any change to it is a new Job. What it is told of earlier reports is not: they change as it runs. */
-function inputsOf(integration: Integration, supplied: Supplied, context: Context) {
+function inputsOf(integration: Integration, supplied: Supplied, context: Pick<Context, "members">) {
   const { after: _after, teardown: _teardown, handsOverSecret: _handsOver, ...runs } = integration;
   return { ...runs, supplied: { parameters: supplied.parameters, retry: supplied.retry }, ...(integration.members ? { members: context.members } : {}) };
 }
@@ -521,16 +521,19 @@ function teardowns(input: { read: Read; context: Context; seen: Observations; no
   let failed: Readiness | undefined;
   for (const integration of [...read.declared].reverse()) {
     const supply = given(integration.name);
+    // What it reported stays in its entry while it is torn down, the one
+    // place it is kept once its Job is gone, for every later teardown's REPORTS.
+    const outputs = context.reports[integration.name];
     if (!integration.teardown || supply.skipTeardown || !seen.ran(integration.name)) {
       tornDown.add(integration.name);
       if (seen.ran(integration.name)) {
-        entries.unshift({ name: integration.name, phase: "TornDown", message: integration.teardown ? "teardown skipped: what it made stays" : "it has no teardown" });
+        entries.unshift({ name: integration.name, phase: "TornDown", message: integration.teardown ? "teardown skipped: what it made stays" : "it has no teardown", ...(outputs ? { outputs } : {}) });
       }
       continue;
     }
     const job = jobFor(integration, supply, context, "teardown");
     const observed = seen.jobOf(job);
-    const entry: IntegrationStatus = { name: integration.name, phase: "TearingDown", job: job.metadata.name };
+    const entry: IntegrationStatus = { name: integration.name, phase: "TearingDown", job: job.metadata.name, ...(outputs ? { outputs } : {}) };
     const dependents = read.declared.filter((each) => each.after.includes(integration.name) && !tornDown.has(each.name)).map((each) => each.name);
     const running = seen.observed.filter((each) => each.integration === integration.name && each.action === "run" && "running" in outcomeOf(each.job));
     if (observed) {
@@ -612,12 +615,17 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
       const identity = observed.length ? [serviceAccount, ...keptInputs] : [];
       return { children: [...observed.map(keep), ...identity, ...kept.children], labels: kept.labels, invalid: inputs.problem, finalized: finalizing ? observed.length === 0 : undefined };
     }
-    // The last report of each integration, which is what it made: from its
-    // Job, or, once that Job is gone (run again), from the status.
+    // The last report of each integration, which is what it made: from the
+    // Job it runs now, or one it ran before while that is still observed
+    // (being deleted), or, once that is gone, from the status. Never from a
+    // teardown: what it reports is what it removed.
     const previous = v.parse(PreviousEntries, project.status ?? {}).integrations;
     const reports: Reports = Object.fromEntries(
-      inputs.declared.flatMap(({ name }) => {
-        const report = observed.filter((job) => job.integration === name && job.action === "run").map((job) => reportOf(job.job)).find(Boolean) ?? previous.find((entry) => entry.name === name)?.outputs;
+      inputs.declared.flatMap((integration) => {
+        const { name } = integration;
+        const current = jobNameFor(project.metadata.name, name, "run", inputsOf(integration, inputs.supplied[name] ?? NOTHING_SUPPLIED, inputs));
+        const ran = observed.filter((job) => job.integration === name && job.action === "run").sort((a, b) => Number(b.name === current) - Number(a.name === current));
+        const report = ran.map((job) => reportOf(job.job)).find(Boolean) ?? previous.find((entry) => entry.name === name)?.outputs;
         return report ? [[name, report]] : [];
       }),
     );

@@ -48,6 +48,26 @@ describe("adoption: who may bring a Namespace under a Project", () => {
     }
   });
 
+  test("one write that relabels a Namespace a Project owns and drops or replaces its owners is judged by the owners it had, and refused", () => {
+    const owned = legacy({ [CLAIM_LABEL]: "uid-of-old" }, "old");
+    const dropped = legacy({ [CLAIM_LABEL]: "uid-of-legacy" });
+    const replaced = legacy({ [CLAIM_LABEL]: "uid-of-legacy" }, "legacy");
+    for (const [username, authorized] of [["pat", [ADMINISTER]], [metacontroller.username, metacontroller.authorized]] as const) {
+      for (const [what, object] of [["owners dropped", dropped], ["owner replaced by the label's Project", replaced]] as const) {
+        const { allowed, message } = owning(owned, object, username, [...authorized]);
+        assert.equal(allowed, false, `${username}: ${what}`);
+        assert.match(String(message), /carries the controller-uid label of a Project, which owns it, so it cannot be moved to another/, `${username}: ${what}`);
+      }
+    }
+  });
+
+  test("one write that relabels a Namespace nothing owned and gives it the owner its new label names passes: it had no owner to lose", () => {
+    const stale = legacy({ [CLAIM_LABEL]: "uid-of-gone" });
+    assert.equal(owning(stale, legacy({ [CLAIM_LABEL]: "uid-of-legacy" }, "legacy"), "pat", [ADMINISTER]).allowed, true);
+    const ownedByThing = { ...stale, metadata: { ...stale.metadata, ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "x", uid: "u" }] } };
+    assert.equal(owning(ownedByThing, legacy({ [CLAIM_LABEL]: "uid-of-legacy" }, "legacy"), "pat", [ADMINISTER]).allowed, true, "an owner that is no Project's is none to lose");
+  });
+
   test("an admin relabels in one write a Namespace nothing owns, as the status's command does for a stale label", () => {
     assert.equal(update(legacy({ [CLAIM_LABEL]: "uid-of-gone" }), legacy({ [CLAIM_LABEL]: "uid-of-legacy" }), "pat", [ADMINISTER]).allowed, true);
   });

@@ -1,9 +1,10 @@
 // `npm run test:e2e` is meant to be pointed at real clusters, so what it may
 // touch is pinned here without one: the e2e runs in-process against a
 // recording stand-in for kubectl, and the tests read back every call it made.
-// No process is started per call, so the whole file takes well under a
-// second; two tests run the real command to pin what only a process shows
-// (its exit code, Ctrl-C). What only a real cluster shows (that the steps
+// No process is started per call, and neither k8s.yaml nor any object sent
+// is parsed twice, so a run in-process takes milliseconds; the tests that
+// run the real command, to pin what only a process shows (its exit code,
+// Ctrl-C), are most of the file's time. What only a real cluster shows (that the steps
 // pass) is the e2e's own job, which CI runs on a local control plane.
 import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -295,7 +296,8 @@ describe("e2e: says why it does not run", () => {
   });
 });
 
-describe("e2e: the command", () => {
+// Each test starts processes of its own, so they run at once.
+describe("e2e: the command", { concurrency: true }, () => {
   // A kubectl that answers everything at once, except a wait for Ready, which it never finishes.
   const directory = mkdtempSync(join(tmpdir(), "e2e-kubectl-"));
   const kubectl = join(directory, "kubectl");

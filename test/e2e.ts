@@ -36,7 +36,7 @@ import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feat
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
 import { COPY_OF_ANNOTATION, SHAREABLE_LABEL, SHARED_BY_LABEL } from "../features/shared.ts"; // feature: shared
 import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf } from "../features/budget.ts"; // feature: budget
-import { BUNDLE_FILE, DEPENDENCIES_FILE, readManifest } from "./manifest.ts";
+import { BUNDLE_FILE, DEPENDENCIES_FILE, MANIFEST_PATH, readManifest } from "./manifest.ts";
 import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
 
 import { describeObject, kubectlProcess, kubectlProxy, pluginProcess, type KubeObject, type Kubectl, type Plugin } from "./kubectl.ts";
@@ -66,9 +66,24 @@ export interface E2eOptions {
 const TIMEOUT = "180s";
 const TIMEOUT_MS = Number.parseInt(TIMEOUT) * 1000;
 
+// An object as `kubectl -f -` reads it, written once for each content: a
+// run sends the same objects of k8s.yaml many times.
+const written = new Map<string, string>();
+function yamlOf(object: unknown): string {
+  const key = JSON.stringify(object);
+  let text = written.get(key);
+  if (text === undefined) written.set(key, (text = stringify(object)));
+  return text;
+}
+
 /** The objects of k8s.yaml to install: all of them, or those that stay useful with an outside webhook. */
+// k8s.yaml parsed once for each text it has: a process that runs the e2e
+// many times (test/e2e.test.ts) parsed it anew for each run, most of its time.
+let parsed: { text: string; objects: KubeObject[] } | undefined;
 export function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
-  const { objects } = readManifest() as { objects: KubeObject[] };
+  const text = readFileSync(MANIFEST_PATH, "utf8");
+  if (parsed?.text !== text) parsed = { text, objects: readManifest().objects as KubeObject[] };
+  const objects = structuredClone(parsed.objects);
   if (!webhookUrl) return objects;
   const inCluster = ["Service", "NetworkPolicy", "PodDisruptionBudget", "Deployment"];
   const holdsTheWebhook = (object: KubeObject) =>
@@ -171,12 +186,12 @@ export async function runE2e(options: E2eOptions): Promise<number> {
   const created: KubeObject[] = [];
 
   async function create(object: KubeObject): Promise<void> {
-    await must(["create", "-f", "-"], stringify(object));
+    await must(["create", "-f", "-"], yamlOf(object));
     created.push(object);
   }
 
   async function remove(object: KubeObject, signal?: AbortSignal): Promise<void> {
-    await must(["delete", "-f", "-", "--ignore-not-found", `--timeout=${TIMEOUT}`], stringify(object), signal);
+    await must(["delete", "-f", "-", "--ignore-not-found", `--timeout=${TIMEOUT}`], yamlOf(object), signal);
     created.splice(created.indexOf(object), 1);
   }
 
@@ -185,7 +200,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
   // whether it says so depends on what it cached from an earlier cluster at
   // the same address (seen locally: it failed only after a run of another copy).
   async function exists(object: KubeObject): Promise<boolean> {
-    const result = await kubectl(["get", "-f", "-", "-o", "name", "--ignore-not-found"], stringify(object));
+    const result = await kubectl(["get", "-f", "-", "-o", "name", "--ignore-not-found"], yamlOf(object));
     if (!result.ok && /no matches for kind|the server doesn't have a resource type|could not find the requested resource/.test(result.stderr)) return false;
     if (!result.ok) throw new Error(`kubectl get -f - -o name --ignore-not-found failed:\n${result.stderr.trim()}`);
     return result.stdout.trim() !== "";
@@ -203,10 +218,10 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     }
     // end feature: deletion-protection
     if (keptUntilAnnotated(object)) {
-      await kubectl(["annotate", "-f", "-", `${DELETION_ANNOTATION}=true`, "--overwrite"], stringify(object), signal);
+      await kubectl(["annotate", "-f", "-", `${DELETION_ANNOTATION}=true`, "--overwrite"], yamlOf(object), signal);
     }
     if (heldByFinalizer(object)) {
-      await kubectl(["patch", "-f", "-", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'], stringify(object), signal);
+      await kubectl(["patch", "-f", "-", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'], yamlOf(object), signal);
     }
     // feature: integrations
     // Nobody plays the kubelet now: a Project that ran integrations goes
@@ -218,7 +233,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       if (Object.keys(skipped).length) await kubectl(["patch", PARENT.singular, name, "--type=merge", "-p", JSON.stringify({ spec: { integrations: skipped } })], undefined, signal);
     }
     if (object.kind === "CompositeController") {
-      await kubectl(["patch", "-f", "-", "--type=json", "-p", '[{"op":"remove","path":"/spec/hooks/finalize"}]'], stringify(object), signal);
+      await kubectl(["patch", "-f", "-", "--type=json", "-p", '[{"op":"remove","path":"/spec/hooks/finalize"}]'], yamlOf(object), signal);
     }
     // end feature: integrations
   }
@@ -1057,7 +1072,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         [PROFILE.plural, RUN_PROFILE], // feature: guardrails
       ];
       const before = await Promise.all(adminsWrote.map(([resource, name]) => uid(resource, name)));
-      const yaml = manifest.map((object) => stringify(object)).join("---\n");
+      const yaml = manifest.map((object) => yamlOf(object)).join("---\n");
       for (const run of ["first", "second"]) {
         const started = Date.now();
         const stray = await kubectl(["delete", "-f", "-", "--wait=false"], yaml);
@@ -1760,7 +1775,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // records what it applied), and the second must find nothing to change.
     if (!installed) {
       await step("51. k8s.yaml applied twice over what an admin changed, as an upgrade does: both exit 0, the second changes nothing, and the admin's settings hold", async () => {
-        const yaml = manifest.map((object) => stringify(object)).join("---\n");
+        const yaml = manifest.map((object) => yamlOf(object)).join("---\n");
         // feature: guardrails
         const pods = String(Number(BUILT_IN_PROFILE.resourceQuota?.hard["pods"] ?? 0) + 11);
         await create({ apiVersion: PROFILE.apiVersion, kind: PROFILE.kind, metadata: { name: DEFAULT_PROFILE }, spec: { ...BUILT_IN_PROFILE, resourceQuota: { hard: { ...BUILT_IN_PROFILE.resourceQuota?.hard, pods } } } });

@@ -146,6 +146,26 @@ describe("admission: what integrations may write", () => {
     assert.equal(updating(changed((object) => (object.metadata.finalizers = ["example.com/hold"])), shopsJobs, own).allowed, false, "a finalizer, which would keep it for good");
   });
 
+  test("a Pod of the Job may not change the value of an annotation already there, Metacontroller's last-applied one included, nor take one away; its own report it may write again", () => {
+    const own = podOf(job.metadata.name);
+    const LAST_APPLIED = "metacontroller.k8s.io/last-applied-configuration";
+    const before = changed((object) => {
+      object.metadata.annotations["example.com/note"] = "as made";
+      object.metadata.annotations[OUTPUTS_ANNOTATION] = '{"runner":"5"}';
+    });
+    const from = (edit: (object: any) => void) => {
+      const object = structuredClone(before);
+      edit(object);
+      return admit(ownership, { operation: "UPDATE", resource: { group: "batch", resource: "jobs" }, kind: "Job", name: job.metadata.name, namespace: { name: INTEGRATIONS_NAMESPACE }, object, oldObject: before as any, username: shopsJobs, extra: own });
+    };
+    assert.equal(from((object) => (object.metadata.annotations[OUTPUTS_ANNOTATION] = '{"runner":"6"}')).allowed, true, "its report, written again");
+    assert.equal(from((object) => (object.metadata.annotations[LAST_APPLIED] = '{"spec":{"suspend":true}}')).allowed, false, "Metacontroller's last-applied");
+    assert.equal(from((object) => (object.metadata.annotations["example.com/note"] = "rewritten")).allowed, false, "another annotation's value");
+    assert.equal(from((object) => delete object.metadata.annotations[LAST_APPLIED]).allowed, false, "Metacontroller's last-applied, taken away");
+    assert.equal(from((object) => delete object.metadata.annotations["example.com/note"]).allowed, false, "another annotation, taken away");
+    assert.equal(from((object) => delete object.metadata.annotations[OUTPUTS_ANNOTATION]).allowed, true, "its report, taken away");
+  });
+
   test("a Pod of a Job that already carries a finalizer may still report, and may not add one beside it", () => {
     const own = podOf(job.metadata.name);
     const held = changed((object) => (object.metadata.finalizers = ["foregroundDeletion"]));

@@ -471,6 +471,73 @@ describe("integrations: failures and runs again", () => {
     assert.equal(envOf(retried, jobFor(retried, "repository")).REPORTS, '{"repository":{"id":"100"}}');
   });
 
+  const PRIVATE = { integrations: { repository: { parameters: { visibility: "private" } } } };
+  /** The children with these Jobs complete, each having reported its report. */
+  const reporting = (children: ObservedChildren, jobs: [Job, string][]) => {
+    const result = observed(children, jobs.map(([job]) => [job, "complete"]));
+    for (const [job, report] of jobs) (result[JOBS]![`${INTEGRATIONS_NAMESPACE}/${job.metadata.name}`] as any).metadata.annotations[OUTPUTS_ANNOTATION] = report;
+    return result;
+  };
+
+  test("a re-run Job that reports differently from what the status holds is what counts: in the status, and in REPORTS to the Jobs after it", () => {
+    const first = syncWritten(shop(), active(), profiled(), at);
+    const shown = syncWritten(shop(), reportedBy(first, '{"id":"100"}'), profiled(), at);
+    const rerun = syncWritten(shop(PRIVATE, { status: shown.status }), active(), profiled(), at);
+    const rerunJob = jobFor(rerun, "repository");
+    assert.notEqual(rerunJob.metadata.name, jobFor(first, "repository").metadata.name);
+    const answer = syncWritten(shop(PRIVATE, { status: shown.status }), reporting(active(), [[rerunJob, '{"id":"200"}']]), profiled(), at);
+    assert.deepEqual(statusOf(answer)[0]?.outputs, { id: "200" });
+    assert.equal(envOf(answer, jobFor(answer, "runner")).REPORTS, '{"repository":{"id":"200"}}');
+  });
+
+  test("while the Job it ran before is still observed beside the re-run, the re-run's report counts, whichever Metacontroller lists first", () => {
+    const first = syncWritten(shop(), active(), profiled(), at);
+    const rerun = syncWritten(shop(PRIVATE), active(), profiled(), at);
+    const [before, after] = [jobFor(first, "repository"), jobFor(rerun, "repository")];
+    for (const jobs of [[[before, '{"id":"100"}'], [after, '{"id":"200"}']], [[after, '{"id":"200"}'], [before, '{"id":"100"}']]] as [Job, string][][]) {
+      const answer = syncWritten(shop(PRIVATE), reporting(active(), jobs), profiled(), at);
+      assert.deepEqual(statusOf(answer)[0]?.outputs, { id: "200" }, jobs[0]![0].metadata.name);
+    }
+    const notYet = syncWritten(shop(PRIVATE), observed(reporting(active(), [[before, '{"id":"100"}']]), [[after, "running"]]), profiled(), at);
+    assert.deepEqual(statusOf(notYet)[0]?.outputs, { id: "100" }, "until the re-run reports, the one before holds");
+  });
+
+  test("a teardown Job's report never stands for its integration's: what the run reported stays in the status and in REPORTS, through the teardown", () => {
+    const ONE = [THREE[0]];
+    const first = syncWritten(shop(), active(), profiled(ONE), at);
+    const ran = reporting(active(), [[jobFor(first, "repository"), '{"id":"100"}']]);
+    const tearing = finalizeWritten(shop(), ran, profiled(ONE), at);
+    const teardown = jobsIn(tearing).find((job) => job.metadata.labels[LABELS.action] === "teardown");
+    assert.ok(teardown, "the repository's teardown starts");
+    assert.deepEqual(statusOf(tearing)[0]?.outputs, { id: "100" }, "what it made is shown while it is torn down");
+    for (const report of ['{"id":"gone"}', '{"deleted":"true"}']) {
+      const unreported = structuredClone(ran);
+      delete (unreported[JOBS]![`${INTEGRATIONS_NAMESPACE}/${jobFor(first, "repository").metadata.name}`] as any).metadata.annotations[OUTPUTS_ANNOTATION];
+      for (const [children, status] of [[ran, undefined], [unreported, tearing.status]] as const) {
+        const torn = finalizeWritten(shop({}, { status }), reporting(children, [[teardown, report]]), profiled(ONE), at);
+        assert.deepEqual(statusOf(torn)[0]?.outputs, { id: "100" }, report);
+        assert.equal(envOf(torn, teardown).REPORTS, '{"repository":{"id":"100"}}', report);
+      }
+    }
+  });
+
+  test("once the Job that reported is gone, the status's report reaches a teardown in every round, not only the first", () => {
+    const ONE = [THREE[0]];
+    const first = syncWritten(shop(), active(), profiled(ONE), at);
+    const shown = syncWritten(shop(), reportedBy(first, '{"id":"100"}'), profiled(ONE), at);
+    // Run again, the new Job not yet reporting; the Project is then deleted.
+    const rerun = syncWritten(shop(PRIVATE, { status: shown.status }), active(), profiled(ONE), at);
+    const children = observed(active(), [[jobFor(rerun, "repository"), "complete"]]);
+    let status = rerun.status;
+    for (let round = 0; round < 3; round++) {
+      const answer = finalizeWritten(shop(PRIVATE, { status }), children, profiled(ONE), at);
+      const teardown = jobsIn(answer).find((job) => job.metadata.labels[LABELS.action] === "teardown");
+      assert.ok(teardown, `round ${round}`);
+      assert.equal(envOf(answer, teardown).REPORTS, '{"repository":{"id":"100"}}', `round ${round}`);
+      status = answer.status;
+    }
+  });
+
   test("a Job whose program refused says the program's words in Ready, and how to run it again once an admin has put it right", () => {
     const first = syncWritten(shop(), active(), profiled(), at);
     const children = reportedBy(first, JSON.stringify({ [REFUSED_OUTPUT]: "GitLab repository teams/shop exists and this Project did not make it, so it is left as it is." }), { failed: "PodFailurePolicy" });

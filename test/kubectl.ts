@@ -68,12 +68,21 @@ export const describeObject = (object: KubeObject) =>
 export type Rule = { when: string; exit?: number; stdout?: string; stderr?: string; hang?: boolean; /** Answers the first matching call alone. */ once?: boolean };
 export type Call = { args: string[]; objects: string[]; input?: string | undefined };
 
+// What an input names, by the input: a run sends the same objects of
+// k8s.yaml again and again, and parsing them was most of an in-process e2e's time.
+const named = new Map<string, string[]>();
+const objectsIn = (input: string) => {
+  let objects = named.get(input);
+  if (!objects) named.set(input, (objects = parseAllDocuments(input).map((document) => describeObject(document.toJS()))));
+  return [...objects];
+};
+
 /** A kubectl that records each call and answers by the first rule that matches it. */
 export function standIn(rules: Rule[]): { kubectl: Kubectl; calls: Call[] } {
   const calls: Call[] = [];
   const spent = new Set<Rule>();
   const kubectl: Kubectl = async (args, input, signal) => {
-    const objects = input ? parseAllDocuments(input).map((document) => describeObject(document.toJS())) : [];
+    const objects = input ? objectsIn(input) : [];
     calls.push({ args, objects, input });
     const call = [...args, ...objects].join(" ");
     const rule = rules.find((candidate) => !spent.has(candidate) && new RegExp(candidate.when).test(call));

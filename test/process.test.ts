@@ -16,7 +16,7 @@ import { npmStartCommand, spawnChild, spawnServer, withTsx, within, type Server 
 /** Starts the webhook on a free loopback port, as `npm start` does. */
 const startWebhook = (env: Record<string, string> = {}) => spawnServer(npmStartCommand, env);
 
-/** Runs the webhook with `env` and returns its exit code and output, which must come within 10s. */
+/** Runs the webhook with `env` and returns its exit code and output, which must come within the default deadline of spawn-server.ts. */
 async function runWebhook(env: Record<string, string>) {
   const child = spawnChild(npmStartCommand, env);
   return { code: await child.exitCode("the webhook to exit"), output: child.output() };
@@ -92,7 +92,12 @@ function idleSocketOf(agent: http.Agent) {
   return socket;
 }
 
-describe("process: starting", () => {
+// Each test has a webhook process of its own, so the tests of a describe run
+// at once: a process's start, and a deadline the webhook waits out, overlap
+// the others' instead of adding up. A wait's deadline is for a process that
+// never comes, so it is long: an upper bound that a busy machine can miss is
+// no test of the webhook.
+describe("process: starting", { concurrency: true }, () => {
   test("importing main.ts starts no server", async () => {
     const child = spawnChild(withTsx("--eval", "import('./main.ts').then(() => console.log('imported'))"), { PORT: "0" });
     const code = await child.exitCode("the import to finish; a listening server would keep the process alive");
@@ -135,7 +140,7 @@ describe("process: starting", () => {
   });
 });
 
-describe("process: connections", () => {
+describe("process: connections", { concurrency: true }, () => {
   test("idle keep-alive connections are kept 120s by default, longer than Go's 90s", () =>
     withWebhook({}, async (webhook, agent) => {
       const { response } = await post(webhook, agent);
@@ -151,7 +156,7 @@ describe("process: connections", () => {
       socket.on("data", (chunk) => (received += chunk));
       const closedByServer = once(socket, "end");
       socket.write(`GET ${HEALTH_PATH} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
-      await within(closedByServer, 5_000, "the server to close the idle connection");
+      await within(closedByServer, 30_000, "the server to close the idle connection, long before the default 120s");
       assert.match(received, /^HTTP\/1\.1 200 /);
       assert.match(received, /\r\nKeep-Alive: timeout=1\r\n/i);
     } finally {
@@ -161,7 +166,7 @@ describe("process: connections", () => {
   });
 });
 
-describe("process: shutting down", () => {
+describe("process: shutting down", { concurrency: true }, () => {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     test(`${signal} during a request: the request completes with Connection: close, idle connections close, and the process exits 0`, async () => {
       const webhook = await startWebhook();
@@ -174,7 +179,7 @@ describe("process: shutting down", () => {
 
         webhook.process.kill(signal);
         await webhook.waitFor(new RegExp(`${signal}: finishing requests in flight`), `the webhook to see ${signal}`);
-        await within(idleClosed, 5_000, "the idle keep-alive connection to close");
+        await within(idleClosed, 30_000, "the idle keep-alive connection to close, long before the 120s keep-alive timeout");
 
         inFlight.send();
         const response = await inFlight.answer();
@@ -184,7 +189,7 @@ describe("process: shutting down", () => {
         assert.deepEqual(answer, expectedAnswer(answer), "the whole answer");
 
         // The keep-alive timeout is 120s; the webhook must not wait that out.
-        assert.equal(await webhook.exitCode("the exit, long before the keep-alive timeout", 3_000), 0);
+        assert.equal(await webhook.exitCode("the exit, long before the keep-alive timeout", 30_000), 0);
       } finally {
         idleAgent.destroy();
         busyAgent.destroy();
@@ -194,13 +199,13 @@ describe("process: shutting down", () => {
   }
 
   test("a request still running at SHUTDOWN_TIMEOUT_SECONDS is cut off, no sooner, and the process exits 1", () =>
-    withWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "2" }, async (webhook, agent) => {
+    withWebhook({ SHUTDOWN_TIMEOUT_SECONDS: "1" }, async (webhook, agent) => {
       await requestInFlight(webhook, agent); // the rest of the body never comes
       const signalled = performance.now();
       webhook.process.kill("SIGTERM");
-      assert.equal(await webhook.exitCode("the exit at the deadline", 6_000), 1);
-      assert.ok(performance.now() - signalled >= 2_000, "waited the whole deadline");
-      assert.match(webhook.output(), /still busy after 2s: closing the remaining connections/);
+      assert.equal(await webhook.exitCode("the exit at the deadline, long before the default 20s", 15_000), 1);
+      assert.ok(performance.now() - signalled >= 1_000, "waited the whole deadline");
+      assert.match(webhook.output(), /still busy after 1s: closing the remaining connections/);
     }));
 
   test("with the longest timeouts a Node timer holds, a request in flight still completes on SIGTERM", () =>
@@ -231,7 +236,7 @@ describe("process: shutting down", () => {
       webhook.process.kill("SIGINT");
       await webhook.waitFor(/SIGINT: finishing requests in flight/, "the first SIGINT");
       webhook.process.kill("SIGINT");
-      assert.equal(await webhook.exitCode("the exit on the second SIGINT, long before the 60s deadline", 5_000), 1);
+      assert.equal(await webhook.exitCode("the exit on the second SIGINT, long before the 60s deadline", 20_000), 1);
       assert.match(webhook.output(), /SIGINT again: exiting without waiting for requests in flight/);
     }));
 

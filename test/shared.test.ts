@@ -194,6 +194,25 @@ describe("shared: copies of the profile's sources", () => {
     assert.equal(goJsonBytes({ k: "é\n" }), 1 + 3 + 2 + 2 + 3);
   });
 
+  test("a ConfigMap whose weight is in its binaryData is measured with it: too large there, it is not copied", () => {
+    const heavy = { ...configMap("firmware", { "version.txt": "1.2.3" }), binaryData: { "image.bin": "A".repeat(SOURCE_MAX_BYTES) } };
+    const answer = sync(shop(), active(), withSources({ configMaps: ["firmware"] }, [heavy]), at);
+    assert.deepEqual(named(answer), []);
+    assert.equal(ready(answer).reason, "SharedSourceUnusable");
+    assert.match(ready(answer).message, new RegExp(`ConfigMap ${escaped(INSTALL_NAMESPACE)}/firmware is larger than the ${SOURCE_MAX_BYTES / 1024} KiB`));
+  });
+
+  test("the limit counts data and binaryData together: at the limit the copy is made, a byte over it is not", () => {
+    const data = { "version.txt": "1.2.3" };
+    // Each key and value costs its bytes and 3 more (two quotes, a separator).
+    const room = SOURCE_MAX_BYTES - goJsonBytes(data) - ("image.bin".length + 3) - 3;
+    const fits = { ...configMap("firmware", data), binaryData: { "image.bin": "A".repeat(room) } };
+    assert.equal(goJsonBytes({ ...fits.data, ...fits.binaryData }), SOURCE_MAX_BYTES);
+    assert.deepEqual(named(sync(shop(), active(), withSources({ configMaps: ["firmware"] }, [fits]), at)), ["ConfigMap firmware"]);
+    const over = { ...fits, binaryData: { "image.bin": "A".repeat(room + 1) } };
+    assert.equal(ready(sync(shop(), active(), withSources({ configMaps: ["firmware"] }, [over]), at)).reason, "SharedSourceUnusable");
+  });
+
   test("a Secret whose source changed type is left out of one answer, so that Metacontroller deletes it, then made afresh", () => {
     const observed = applied(sync(shop(), active(), withSources({ secrets: ["registry"] }, [secret("registry")]), at));
     const changed = withSources({ secrets: ["registry"] }, [secret("registry", { token: TOKEN }, "Opaque")]);
@@ -249,6 +268,23 @@ describe("shared: ServiceAccounts, Roles and RoleBindings", () => {
     const answer = sync(shop(), observed, editing, at);
     assert.deepEqual(named(answer), []);
     assert.equal(ready(answer).reason, "RemakingSharedObjects");
+  });
+
+  test("a RoleBinding whose roleRef changes kind, from a Role to a ClusterRole of the same name, keeping its own name, is left out of one answer, and made afresh", () => {
+    const toRole = { ...workload, roleBindings: [{ name: "deployer-reads", role: "reader", serviceAccounts: ["deployer"] }] };
+    const first = sync(shop(), active(), withSources(toRole), at);
+    const settled = applied(sync(shop(), applied(first), withSources(toRole), at));
+    assert.deepEqual(copiesIn(sync(shop(), settled, withSources(toRole), at)).find((copy) => copy.kind === "RoleBinding")?.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reader" });
+    const toClusterRole = { ...workload, roleBindings: [{ name: "deployer-reads", clusterRole: "reader", serviceAccounts: ["deployer"] }] };
+    const answer = sync(shop(), settled, withSources(toClusterRole), at);
+    assert.ok(!named(answer).includes("RoleBinding deployer-reads"));
+    assert.equal(ready(answer).reason, "RemakingSharedObjects");
+    assert.match(ready(answer).message, /RoleBinding deployer-reads/);
+    // Once Metacontroller has deleted it, the binding comes back with the new kind.
+    const gone = structuredClone(settled);
+    delete (gone[ROLE_BINDINGS] as Record<string, unknown>)[`${SHOP}/deployer-reads`];
+    const remade = copiesIn(sync(shop(), gone, withSources(toClusterRole), at)).find((copy) => copy.kind === "RoleBinding");
+    assert.deepEqual(remade?.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "reader" });
   });
 
   // feature: members

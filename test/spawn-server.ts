@@ -107,7 +107,9 @@ export function spawnChild(command: string[], env: Record<string, string | undef
     });
     return killOnFailure(within(found, timeoutMs, what));
   };
-  const exitCode = (what: string, timeoutMs = 10_000) => killOnFailure(within(exit, timeoutMs, what));
+  // A deadline for a process that never exits, not a measure of speed: a
+  // Node start with tsx can take seconds on a busy machine.
+  const exitCode = (what: string, timeoutMs = 30_000) => killOnFailure(within(exit, timeoutMs, what));
   return { process: child, output: () => output, exit, waitFor, exitCode, kill };
 }
 

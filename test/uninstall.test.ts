@@ -15,7 +15,7 @@ const REQUESTER_ROLE = MANIFEST.find((object) => object.kind === "ClusterRole")!
 const MUTATING = /^(delete|annotate|patch|label|create|apply)$/;
 
 const list = (items: unknown[]) => JSON.stringify({ items });
-const projectItem = (name: string, spec: object = {}) => ({ metadata: { name }, spec, status: { namespace: namespaceNameFor(name) } });
+const projectItem = (name: string, spec: object = {}, uid = `uid-of-${name}`) => ({ metadata: { name, uid }, spec, status: { namespace: namespaceNameFor(name) } });
 const binding = (kind: string, name: string, role: string, namespace?: string) => ({
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind,
@@ -78,6 +78,34 @@ describe("uninstall: refuses before it deletes anything", () => {
     const { changes, refusal } = await run(installed(), { confirm: async (question) => (asked.push(question), "yes") });
     assert.match(asked[0] ?? "", new RegExp(`Type ${INSTALL_NAMESPACE} to delete`));
     assert.match(refusal?.message ?? "", /not confirmed/);
+    assert.deepEqual(changes, []);
+  });
+
+  test("a Project created between the listing and the admin's confirmation stops it before anything is deleted, and is never deleted", async () => {
+    const listed = { when: `^get ${PARENT.plural} -o json`, once: true, stdout: list([projectItem("shop"), projectItem("web")]) };
+    const since = { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("web"), projectItem("late")]) };
+    let confirmed = false;
+    const { calls, changes, output, refusal } = await run(installed([listed, since]), { confirm: async () => ((confirmed = true), INSTALL_NAMESPACE) });
+    assert.ok(confirmed, "the admin was asked");
+    assert.doesNotMatch(output, /late/, "not in the listing the admin confirmed");
+    assert.match(refusal?.message ?? "", new RegExp(`the ${PARENT.kind}s changed since they were listed\. Nothing was deleted: run it again\.`));
+    assert.deepEqual(changes, []);
+    assert.ok(!calls.some((call) => describeCall(call).includes("late")), calls.map(describeCall).join("\n"));
+  });
+
+  test("a Project listed but gone by the confirmation, and one made in its place under another name, stop it too", async () => {
+    const listed = { when: `^get ${PARENT.plural} -o json`, once: true, stdout: list([projectItem("shop"), projectItem("web")]) };
+    const swapped = { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("wet")]) };
+    const { changes, refusal } = await run(installed([listed, swapped]), { confirm: async () => INSTALL_NAMESPACE });
+    assert.match(refusal?.message ?? "", /changed since they were listed/);
+    assert.deepEqual(changes, []);
+  });
+
+  test("a Project deleted and made anew under a listed name before the confirmation is another Project, and stops it too", async () => {
+    const listed = { when: `^get ${PARENT.plural} -o json`, once: true, stdout: list([projectItem("shop"), projectItem("web")]) };
+    const remade = { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("web", {}, "uid-of-another-web")]) };
+    const { changes, refusal } = await run(installed([listed, remade]), { confirm: async () => INSTALL_NAMESPACE });
+    assert.match(refusal?.message ?? "", /changed since they were listed/);
     assert.deepEqual(changes, []);
   });
 

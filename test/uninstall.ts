@@ -80,7 +80,7 @@ export class Refusal extends Error {}
 const objects = (list: KubeObject[]) => list.map((object) => stringify(reference(object))).join("---\n");
 
 type Plan = {
-  projects: { name: string; namespace?: string; protected?: boolean }[];
+  projects: { name: string; uid?: string; namespace?: string; protected?: boolean }[];
   /** Namespaces of Projects gone already (an earlier run's), still being deleted. */
   going: string[];
   bindings: KubeObject[];
@@ -98,6 +98,7 @@ async function survey(run: (args: string[], input?: string) => Promise<string>, 
   const install = MANIFEST.filter((object) => live.has(identity(object)));
   const projects = JSON.parse((await tolerant(["get", PARENT.plural, "-o", "json"])) ?? '{"items":[]}').items.map((project: any) => ({
     name: project.metadata.name,
+    uid: project.metadata.uid,
     namespace: project.status?.namespace,
     protected: project.spec?.deletionProtection === true, // feature: deletion-protection
   }));
@@ -170,11 +171,12 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
     if (answer.trim() !== INSTALL_NAMESPACE) throw new Refusal("not confirmed. Nothing was deleted.");
   }
 
-  // What was confirmed is what goes: a Project protected or created since
-  // stops it here, before anything is deleted.
+  // What was confirmed is what goes: a Project protected or created since,
+  // one of the names listed deleted and made anew included (its uid is
+  // another), stops it here, before anything is deleted.
   const now = await survey(run, tolerant);
   refuseProtected(now); // feature: deletion-protection
-  const names = (projects: Plan["projects"]) => projects.map((project) => project.name).sort().join(" ");
+  const names = (projects: Plan["projects"]) => projects.map((project) => `${project.name}/${project.uid ?? ""}`).sort().join(" ");
   if (names(now.projects) !== names(plan.projects)) throw new Refusal(`the ${pluralize(PARENT.kind)} changed since they were listed. Nothing was deleted: run it again.`);
 
   const done: string[] = [];

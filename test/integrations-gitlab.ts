@@ -1,6 +1,7 @@
-// The reference integrations that k8s.yaml ships, run as their Jobs run
-// them (node, the ConfigMap's files, the environment sync gives them)
-// against stand-ins on 127.0.0.1: GitLab's REST API v4, answering as
+// The tests of the reference integrations that k8s.yaml ships, which
+// test/integrations-gitlab-repository.test.ts and -runner.test.ts run: each
+// program run as its Job runs it (node, the ConfigMap's files, the
+// environment sync gives them) against stand-ins on 127.0.0.1: GitLab's REST API v4, answering as
 // GitLab documents it, its errors too, and the Kubernetes API they write to,
 // which records every call. The tests play sync too: each run is a new Job,
 // told what each integration's Job last reported (REPORTS), as the Project's
@@ -206,7 +207,14 @@ function serve(handle: (request: IncomingMessage, body: any, reply: (status: num
 }
 const urlOf = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-describe("the reference GitLab integrations, against a stand-in GitLab", () => {
+/**
+ * One part of the programs' tests, in order, with stand-ins of their own,
+ * in the describe that calls it. Each part has a test file of its own (the
+ * repository's tests are two): nearly all of their time is the processes
+ * the programs run in, 65 in all, and on Node 20 each file has one deadline
+ * for all its tests.
+ */
+export function against(integration: "gitlab-repository" | "gitlab-repository-again" | "gitlab-runner") {
   let gitlab: ReturnType<typeof gitlabStandIn>;
   let kubernetes: ReturnType<typeof kubernetesStandIn>;
   /** What the Project's status keeps of each integration's last report, as sync hands it back. */
@@ -294,7 +302,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
     );
   const secretIdOf = () => Buffer.from(kubernetes.state.secrets.get(`${SHOP}/gitlab-runner`).data.id, "base64").toString();
 
-  describe("gitlab-repository", () => {
+  if (integration === "gitlab-repository") describe("gitlab-repository", () => {
     test("the repository is created in the group with the visibility asked, saying whose it is, members at the access their role gives, and its URL and id reported", async () => {
       const result = await run("gitlab-repository", "run", { MEMBERS, PARAMETERS: '{"visibility":"internal"}' });
       assert.equal(result.code, 0, result.stderr);
@@ -433,6 +441,9 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       assert.ok(length <= 1024 && length > 1000, `${length} characters`);
     });
 
+  });
+
+  if (integration === "gitlab-repository-again") describe("gitlab-repository: run again, GitLab's errors, and the teardown", () => {
     test("a repository once made and then deleted in GitLab is made again, and the new one recorded", async () => {
       assert.equal((await run("gitlab-repository", "run", { MEMBERS })).code, 0);
       gitlab.state.projects = [];
@@ -537,7 +548,7 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
     });
   });
 
-  describe("gitlab-runner", () => {
+  if (integration === "gitlab-runner") describe("gitlab-runner", () => {
     test("the runner fails until the repository's integration has reported its id, saying so, and registers nothing", async () => {
       const result = await run("gitlab-runner", "run");
       assert.equal(result.code, 1);
@@ -669,4 +680,4 @@ describe("the reference GitLab integrations, against a stand-in GitLab", () => {
       assertNothingReadFromTheNamespace();
     });
   });
-});
+}

@@ -1,0 +1,6 @@
+// gitlab-repository, the reference integration k8s.yaml ships, run again,
+// against GitLab's errors, and torn down: its tests are in test/integrations-gitlab.ts.
+import { describe } from "node:test";
+import { against } from "./integrations-gitlab.ts";
+
+describe("the reference GitLab integrations, against a stand-in GitLab", () => against("gitlab-repository-again"));
