@@ -12,4 +12,4 @@ cd "$(dirname "$0")/.."
 source test/local-plane.sh
 local_plane_up e2e "$PWD/.cache/local-k8s" 'e2e-'
 
-WEBHOOK_URL=$webhook_url WEBHOOK_LOG=$logs/webhook.log METACONTROLLER_LOG=$logs/metacontroller.log E2E_REQUIRE_CLUSTER=1 timeout 600 node --import tsx test/e2e.ts
+WEBHOOK_URL=$webhook_url WEBHOOK_LOG=$logs/webhook.log METACONTROLLER_LOG=$logs/metacontroller.log E2E_REQUIRE_CLUSTER=1 timeout 900 node --import tsx test/e2e.ts
