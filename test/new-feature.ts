@@ -225,7 +225,8 @@ export function compositionRestored(read: (path: string) => string): Record<stri
   if (!commit) throw new Error(`${COMPOSITION}, which composes features, went with the last feature, and no commit of this copy has it to bring back`);
   const paths = git(["ls-tree", "-r", "--name-only", commit]).split("\n").filter(Boolean);
   const old = (path: string) => git(["show", `${commit}:${path}`]);
-  const [from, to] = [currentNames(old("k8s.yaml"), coreNamesIn(old("sync.ts"))), currentNames(read("k8s.yaml"))];
+  // Only the core's names: the commit's features, and so their kinds, are stripped from what comes back.
+  const [from, to] = [{ ...currentNames(old("k8s.yaml"), coreNamesIn(old("sync.ts"))), kinds: [] }, { ...currentNames(read("k8s.yaml")), kinds: [] }];
   const features = featureNames(paths);
   const scratch = mkdtempSync(join(tmpdir(), "new-feature-"));
   try {

@@ -14,6 +14,13 @@ const PROJECT: Names = { group: "agrrh.com", kind: "Project", plural: "projects"
 const TEAM: Names = { group: "teams.example.org", kind: "Team", plural: "teams", short: "team", prefix: "team-" };
 
 describe("rename: the words", () => {
+  test("renamed to the names it has, a text is left exactly as it is", () => {
+    const names = currentNames();
+    const text = `${names.kind} ${names.plural} ${names.prefix}x, and words about neither.`;
+    assert.equal(renamed(text, names, names), text);
+    assert.equal(renamed(text, { ...names, kinds: [] }, { ...names, kinds: [] }), text);
+  });
+
   test("the kind in each of its forms, inside identifiers too", () => {
     const text = "Project projects PROJECT_LABEL MAX_PROJECTS memberProject projectName Projects";
     assert.equal(renamed(text, PROJECT, TEAM), "Team teams TEAM_LABEL MAX_TEAMS memberTeam teamName Teams");

@@ -151,6 +151,8 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
   const labels = [...labelOf.keys()].sort((a, b) => b.length - a.length).map(escape).join("|");
   // Longest first, so that `Projects` is one word and not `Project` + `s`.
   const words = [...wordOf.keys()].sort((a, b) => b.length - a.length);
+  // Names that stay as they are rename nothing (an empty pattern would match everywhere).
+  if (words.length === 0 && !labels) return text;
   // A form ends where the next character cannot continue it: a lower-case
   // form is not followed by a lower-case letter (nor `_`, GitLab's
   // `project_id`), an upper-case one not by an upper-case letter.

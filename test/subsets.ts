@@ -54,7 +54,7 @@ export function subsetTrees(needs: Record<string, string[]>): Tree[] {
 export function needsIn(directory: string): Record<string, string[]> {
   const features = join(directory, "features");
   if (!existsSync(features)) return {};
-  const files = readdirSync(features).filter((file) => file.endsWith(".ts"));
+  const files = readdirSync(features).filter((file) => file.endsWith(".ts") && file !== "index.ts");
   return Object.fromEntries(files.map((file) => [file.slice(0, -".ts".length), needsOf(readFileSync(join(features, file), "utf8"))]));
 }
 
