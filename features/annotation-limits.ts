@@ -1,7 +1,7 @@
 /**
  * # Annotation limits: a description too large for its Namespace is refused
  *
- * A Project's description and license become annotations on its Namespace,
+ * The fields of a Project's spec that sync.ts names become annotations on its Namespace,
  * and the API server refuses an object whose annotations are over 256 KiB:
  * Metacontroller would retry that create or update for ever, and the
  * Project would never change again. The CRD's length limits keep such a spec

@@ -281,7 +281,7 @@ export const budget: Feature<{}, typeof children, typeof related> = {
         reason: "OverBudget",
         message:
           `${requester} holds ${projects(held)} and may hold ${limit} (ProjectBudget ${BUDGET.name}), so Project ${name} gets no Namespace, ` +
-          "and so no access and no integrations: its members may only read it. " +
+          "and so nothing that comes with one: its members may only read it. " +
           (limit === 0
             ? `It gets them by itself once the budget gives ${requester} one; ask ${contact} for it.`
             : `It gets them by itself once one of the others goes; delete one of them, or ask ${contact} for a larger budget.`),

@@ -21,7 +21,7 @@ import type { Readiness } from "../sync.ts";
 import type { Feature } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
-export const VOCABULARY = ["member", "members", "developer", "developers", "dana", "self-service"] as const;
+export const VOCABULARY = ["member", "members", "developer", "developers", "dana", "self-service", "requester role"] as const;
 
 // ## The names
 //

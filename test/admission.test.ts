@@ -304,7 +304,7 @@ describe("admission: whom the guards trust", () => {
     const named = new Set<string>();
     for (const policy of objects.filter((object) => object.kind === "ValidatingAdmissionPolicy")) {
       let spec = JSON.stringify(policy.spec);
-      // Integrations are told apart by the Namespace they run in, and trusted with nothing.
+      // Told apart by the Namespace they run in, and trusted with nothing. // feature: integrations
       spec = spec.replaceAll(`system:serviceaccount:${INTEGRATIONS_NAMESPACE}:`, ""); // feature: integrations
       for (const match of spec.matchAll(/'(system:[^']*)'/g)) named.add(match[1]!);
     }

@@ -400,7 +400,7 @@ describe("budget: a Project beyond the budget gets nothing", () => {
       status: "False",
       reason: "OverBudget",
       message:
-        "dana@example.com holds 3 Projects and may hold 3 (ProjectBudget default), so Project dana-4 gets no Namespace, and so no access and no integrations: its members may only read it. " +
+        "dana@example.com holds 3 Projects and may hold 3 (ProjectBudget default), so Project dana-4 gets no Namespace, and so nothing that comes with one: its members may only read it. " +
         "It gets them by itself once one of the others goes; delete one of them, or ask the platform team for a larger budget.",
     });
   });
@@ -421,7 +421,7 @@ describe("budget: a Project beyond the budget gets nothing", () => {
       status: "False",
       reason: "OverBudget",
       message:
-        "dana@example.com holds 0 Projects and may hold 0 (ProjectBudget default), so Project dana-1 gets no Namespace, and so no access and no integrations: its members may only read it. " +
+        "dana@example.com holds 0 Projects and may hold 0 (ProjectBudget default), so Project dana-1 gets no Namespace, and so nothing that comes with one: its members may only read it. " +
         "It gets them by itself once the budget gives dana@example.com one; ask the platform team for it.",
     });
   });

@@ -351,8 +351,11 @@ describe("scale: finds and deletes exactly what it creates", () => {
     assert.equal(projects[0]?.spec["profile"], "scale-abc123", "the Projects name the run's own profile"); // feature: guardrails
   });
 
-  test("what a run creates is what the CRDs admit, with its Projects' integrations too", () => {
-    const { prerequisites, projects } = runObjects("scale-abc123", 2, 2, 1);
+  test("what a run creates, with every option it takes, is what the CRDs admit", () => {
+    const { prerequisites, projects } = runObjects("scale-abc123", 2, {
+      integrations: 2, // feature: integrations
+      requesters: 1, // feature: budget
+    });
     for (const object of [...prerequisites, ...projects]) {
       const crd = readManifest().objects.find((each) => each.kind === "CustomResourceDefinition" && each.spec.names.kind === object.kind);
       if (crd) assert.deepEqual(schemaErrors(crd.spec.versions[0].schema.openAPIV3Schema, object), [], `${object.kind} ${object.metadata.name}`);
@@ -361,7 +364,7 @@ describe("scale: finds and deletes exactly what it creates", () => {
 
   // feature: budget
   test("with requesters, each Project lists its creator as an admin, and the run's budget gives each exactly their share", () => {
-    const { prerequisites, projects, creators } = runObjects("scale-abc123", 5, 0, 2);
+    const { prerequisites, projects, creators } = runObjects("scale-abc123", 5, { requesters: 2 });
     assert.deepEqual(creators, ["scale-abc123-dev-0", "scale-abc123-dev-0", "scale-abc123-dev-0", "scale-abc123-dev-1", "scale-abc123-dev-1"]);
     projects.forEach((project, index) => assert.ok((project.spec["members"] as { name: string; role: string }[]).some((member) => member.name === creators[index] && member.role === "admin")));
     const budget = prerequisites.find((object) => object.kind === BUDGET.kind) as { spec: { groups: { group: string; projects: number }[] } };

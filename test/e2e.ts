@@ -1642,7 +1642,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.deepEqual([projectShards.length, placeShards.length], [held.length, 1]);
       assert.deepEqual([...new Set([...projectShards, ...placeShards])], [shardOf(SPENDER)], "one shard for the spender's Projects and their spent place");
       for (const over of held.filter((each) => each.reason === "OverBudget")) {
-        assert.match(over.message ?? "", new RegExp(`^${SPENDER} holds ${SPENDERS_GET} Projects and may hold ${SPENDERS_GET} \\(ProjectBudget ${BUDGET.name}\\), so Project ${over.name} gets no Namespace, and so no access and no integrations: its members may only read it\\..* or ask ${(over.budget?.contact ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} for a larger budget\\.$`));
+        assert.match(over.message ?? "", new RegExp(`^${SPENDER} holds ${SPENDERS_GET} Projects and may hold ${SPENDERS_GET} \\(ProjectBudget ${BUDGET.name}\\), so Project ${over.name} gets no Namespace, and so nothing that comes with one: its members may only read it\\..* or ask ${(over.budget?.contact ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} for a larger budget\\.$`));
         assert.equal(await madeFor(over.uid), "", `${over.name} got something`);
       }
       log(`     (${refusedAtCreate.length} of the ten refused at create; places went to ${working.join(", ")})`);

@@ -232,7 +232,7 @@ export function largestLegalRequest() {
   const parent = largestProject();
   const related: Record<string, Record<string, unknown>> = { [NAMESPACES]: {} };
   // feature: guardrails
-  // The built-in default as an admin would apply it, with the most integrations.
+  // The built-in default as an admin would apply it.
   const profile: any = { apiVersion: PROFILE.apiVersion, kind: PROFILE.kind, metadata: { name: DEFAULT_PROFILE }, spec: structuredClone(BUILT_IN_PROFILE) };
   profile.spec.integrations = MOST_INTEGRATIONS; // feature: integrations
   related[PROFILES] = { [DEFAULT_PROFILE]: appliedByKubectl(profile) };
@@ -248,7 +248,8 @@ export function largestLegalRequest() {
   related[PLACES] = largestPlaces(parent.metadata.annotations[REQUESTER_ANNOTATION]);
   // end feature: budget
   // Until the answer no longer changes: each round is what Metacontroller
-  // made of the one before. It holds the first of its requester's places.
+  // made of the one before.
+  // It holds the first of its requester's places. // feature: budget
   let children = observedAs({ status: {} as any, children: [] });
   children[PLACES] = { [placeNameFor(requesterHash(parent.metadata.annotations[REQUESTER_ANNOTATION]), 1)]: Object.values(related[PLACES]!)[0] as Record<string, unknown> }; // feature: budget
   let answer = sync(parent, children, related as any);
@@ -318,17 +319,24 @@ export function largestStatus(): unknown {
 export const bodyLimitFor = (bytes: number) => Math.ceil((bytes * 1.05) / 1024) * 1024;
 
 const MAIN_PATH = new URL("../main.ts", import.meta.url);
+const OPERATING_PATH = new URL("../docs/operating.md", import.meta.url);
 
-/** Writes main.ts's DEFAULT_BODY_LIMIT_BYTES, and the figure its comment gives, from the largest request; says what it did. */
+/** Writes main.ts's DEFAULT_BODY_LIMIT_BYTES, the figure its comment gives, and docs/operating.md's table of settings, from the largest request; says what it did. */
 export function writeBodyLimit(): string {
   const bytes = Buffer.byteLength(largestLegalRequest().body);
-  const before = readFileSync(MAIN_PATH, "utf8");
-  const after = before
-    .replace(/(make is )[0-9,]+( bytes)/, `$1${bytes.toLocaleString("en-US")}$2`)
-    .replace(/(DEFAULT_BODY_LIMIT_BYTES = )[0-9_]+;/, `$1${bodyLimitFor(bytes).toLocaleString("en-US").replaceAll(",", "_")};`);
-  if (after === before) return "main.ts: the default body limit is up to date";
-  writeFileSync(MAIN_PATH, after);
-  return `main.ts: the default body limit rewritten, ${bodyLimitFor(bytes)} bytes for a largest request of ${bytes}`;
+  const limit = bodyLimitFor(bytes);
+  const rewritten = [
+    [MAIN_PATH, (text: string) => text.replace(/(make is )[0-9,]+( bytes)/, `$1${bytes.toLocaleString("en-US")}$2`).replace(/(DEFAULT_BODY_LIMIT_BYTES = )[0-9_]+;/, `$1${limit.toLocaleString("en-US").replaceAll(",", "_")};`)],
+    [OPERATING_PATH, (text: string) => text.replace(/(\| `BODY_LIMIT_BYTES` \| `)[0-9]+(` \|)/, `$1${limit}$2`)],
+  ] as const;
+  const changed = rewritten.filter(([path, rewrite]) => {
+    const before = readFileSync(path, "utf8");
+    const after = rewrite(before);
+    if (after !== before) writeFileSync(path, after);
+    return after !== before;
+  });
+  if (changed.length === 0) return "main.ts: the default body limit is up to date";
+  return `main.ts and docs/operating.md: the default body limit rewritten, ${limit} bytes for a largest request of ${bytes}`;
 }
 
 // `npm run manifest` runs this first, as k8s.yaml's code checksum covers main.ts.

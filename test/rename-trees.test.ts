@@ -19,9 +19,10 @@ import { describeNames, generatedNames, renamedTree } from "./rename-trees.ts";
 
 const run = promisify(execFile);
 // The tests that read the names sync.ts and k8s.yaml own: the core, its
-// schemas and admission, and the features that spell kinds, lengths and labels.
+// schemas and admission, the features that spell kinds, lengths and labels,
+// and the uninstall, which speaks of the parents in the plural.
 const CORE = ["sync", "crd-schema"];
-const FEATURES = ["admission", "annotation-limits", "guardrails", "members-admission", "adoption", "new-feature"];
+const FEATURES = ["admission", "annotation-limits", "guardrails", "members-admission", "adoption", "new-feature", "uninstall"];
 const RUN = process.env["RENAME_TREES"] === "all";
 const TESTS = [...CORE, ...FEATURES]
   .map((name) => `test/${name}.test.ts`)

@@ -66,7 +66,12 @@ const IMAGE = "registry.invalid/scale:1"; // feature: integrations
  * and its Projects, labelled with the run so that
  * it finds and deletes exactly those.
  */
-export function runObjects(run: string, count: number, integrations = 0, requesters = 0, unlimited = false) {
+export type RunOptions = {
+  integrations?: number; // feature: integrations
+  requesters?: number; // feature: budget
+  unlimited?: boolean; // feature: budget
+};
+export function runObjects(run: string, count: number, options: RunOptions = {}) {
   const prerequisites: { apiVersion: string; kind: string; metadata: { name: string }; spec?: object; [field: string]: unknown }[] = [];
   // Each field the Namespace's annotations come from, so that every Namespace carries them.
   const spec: Record<string, unknown> = Object.fromEntries(Object.keys(NAMESPACE_ANNOTATIONS).map((field) => [field, "set by test/scale.ts"]));
@@ -85,7 +90,7 @@ export function runObjects(run: string, count: number, integrations = 0, request
   spec["profile"] = run;
   // end feature: guardrails
   // feature: integrations
-  const steps = Array.from({ length: integrations }, (_, index) => ({
+  const steps = Array.from({ length: options.integrations ?? 0 }, (_, index) => ({
     name: `step-${index}`,
     image: IMAGE,
     command: ["true"],
@@ -109,11 +114,12 @@ export function runObjects(run: string, count: number, integrations = 0, request
   // Who creates each Project: the admin running this, or one the run makes.
   const creators: (string | undefined)[] = projects.map(() => undefined);
   // feature: budget
+  const requesters = options.requesters ?? 0;
   if (requesters > 0) {
     const devs = `${run}-devs`;
     const each = Math.ceil(count / requesters);
     const grants: [binding: string, role: string][] = [[`${run}-requester`, REQUESTER_ROLE]];
-    prerequisites.push({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: run }, spec: { groups: [unlimited ? { group: devs, unlimited: true } : { group: devs, projects: each }] } });
+    prerequisites.push({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: run }, spec: { groups: [options.unlimited ? { group: devs, unlimited: true } : { group: devs, projects: each }] } });
     // feature: guardrails
     // The verb use on the run's profile: choosing one takes it.
     prerequisites.push({
@@ -335,9 +341,12 @@ async function playTheKubelet(stop: AbortSignal) {
 // end feature: integrations
 
 if (import.meta.filename === process.argv[1]) {
-  const integrations = Number(process.env["SCALE_INTEGRATIONS"] ?? "0");
-  const requesters = Number(process.env["SCALE_REQUESTERS"] ?? "0");
-  const { prerequisites, projects, creators, selector } = runObjects(run, count, integrations, requesters, process.env["SCALE_UNLIMITED"] === "1");
+  const options: RunOptions = {
+    integrations: Number(process.env["SCALE_INTEGRATIONS"] ?? "0"), // feature: integrations
+    requesters: Number(process.env["SCALE_REQUESTERS"] ?? "0"), // feature: budget
+    unlimited: process.env["SCALE_UNLIMITED"] === "1", // feature: budget
+  };
+  const { prerequisites, projects, creators, selector } = runObjects(run, count, options);
   const kubelet = new AbortController();
   const created: typeof prerequisites = [];
   const proxy = await kubectlProxy(process.env["KUBECTL"] || undefined);
@@ -348,7 +357,7 @@ if (import.meta.filename === process.argv[1]) {
     }
     const before = await costs();
     const usedBefore = await usage();
-    if (integrations) void playTheKubelet(kubelet.signal); // feature: integrations
+    if (options.integrations) void playTheKubelet(kubelet.signal); // feature: integrations
     const started = Date.now();
     // Through one kubectl proxy, CREATES_AT_ONCE at a time, each as its creator:
     // a kubectl process each would cost the machine more than the Projects.
@@ -381,7 +390,7 @@ if (import.meta.filename === process.argv[1]) {
     // Settled: what the next edit costs starts from here.
     const settled = await settledCosts();
     report("creating them", before, settled);
-    if (requesters > 0) await timeADevelopersCreate(proxy.url); // feature: budget
+    if (options.requesters) await timeADevelopersCreate(proxy.url); // feature: budget
     await editTheProfile(selector, settled); // feature: guardrails
     await addAMember(selector, await settledCosts()); // feature: members
   } finally {

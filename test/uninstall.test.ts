@@ -3,6 +3,7 @@
 // kubectl. That it leaves nothing on a real cluster is e2e step 52's job.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import pluralize from "pluralize";
 import { GROUP, PARENT, namespaceNameFor } from "../sync.ts";
 import { PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { standIn, type Call, type Rule } from "./kubectl.ts";
@@ -88,7 +89,7 @@ describe("uninstall: refuses before it deletes anything", () => {
     const { calls, changes, output, refusal } = await run(installed([listed, since]), { confirm: async () => ((confirmed = true), INSTALL_NAMESPACE) });
     assert.ok(confirmed, "the admin was asked");
     assert.doesNotMatch(output, /late/, "not in the listing the admin confirmed");
-    assert.match(refusal?.message ?? "", new RegExp(`the ${PARENT.kind}s changed since they were listed\. Nothing was deleted: run it again\.`));
+    assert.match(refusal?.message ?? "", new RegExp(`the ${pluralize(PARENT.kind)} changed since they were listed\. Nothing was deleted: run it again\.`));
     assert.deepEqual(changes, []);
     assert.ok(!calls.some((call) => describeCall(call).includes("late")), calls.map(describeCall).join("\n"));
   });

@@ -12,9 +12,9 @@
 //   2. the Projects, while the webhook still answers, so that each takes
 //      its Namespace (and runs its finalize hook, where it has one); one that
 //      someone else created meanwhile stops the uninstall there;
-//   3. the kept objects are marked, the policies' finalizers removed (and,
-//      with integrations, the finalize hook that holds Projects back), and
-//      k8s.yaml deleted whole.
+//   3. the kept objects are marked, the policies' finalizers removed (and
+//      the finalize hook, where one holds Projects back), and k8s.yaml
+//      deleted whole.
 // It refuses, deleting nothing, anyone who is not a cluster admin and,
 // unless told `--yes`, a run that nobody confirmed at a terminal.
 // feature: deletion-protection
