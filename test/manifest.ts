@@ -20,11 +20,20 @@ export const BUNDLE_FILE = "webhook.mjs";
 /** The file beside it that holds the dependencies it imports. */
 export const DEPENDENCIES_FILE = "dependencies.mjs";
 
-/** k8s.yaml as the tests read it: its text, its documents, and those as plain objects of any shape. */
+// k8s.yaml parsed once for each text it has: most test files read it in
+// several places, and a parse of its code's ConfigMaps takes most of a second
+// of CPU, where a copy of the objects takes milliseconds.
+let parsed: { text: string; documents: ReturnType<typeof parseAllDocuments>; objects: any[] } | undefined;
+
+/** k8s.yaml as the tests read it: its text, its documents (shared: read them, never change them), and those as plain objects of any shape, a copy of its own for each caller. */
 export function readManifest() {
   const text = readFileSync(MANIFEST_PATH, "utf8");
-  const documents = [...parseAllDocuments(text)];
-  const objects: any[] = documents.map((document) => document.toJS());
+  if (parsed?.text !== text) {
+    const documents = parseAllDocuments(text);
+    parsed = { text, documents, objects: [...documents].map((document) => document.toJS()) };
+  }
+  const documents = [...parsed.documents];
+  const objects: any[] = structuredClone(parsed.objects);
   /** The object of this kind, and name if given: exactly one, or the test fails. */
   const find = (kind: string, name?: string): any => {
     const found = objects.filter((object) => object.kind === kind && (name === undefined || object.metadata.name === name));

@@ -194,6 +194,9 @@ describe("take-away: nothing of a feature is left behind", () => {
         .flatMap((object) => [object.spec.names.plural, object.spec.names.singular]),
     ]);
   const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  // What every feature's test compares with, parsed once.
+  const parentSchemaBefore = parentSchema(manifest);
+  const kindsBefore = kinds(manifest);
 
   // What take-away's next steps write anew is not written by hand: the
   // fixtures (take-away makes them again from the code left) and what the
@@ -240,7 +243,7 @@ describe("take-away: nothing of a feature is left behind", () => {
       const module = await import(`../features/${feature}.ts`);
       const own: { reasons: string[]; refusals: string[] } = Object.values(module).find((value: any) => typeof value?.plan === "function") as any;
       const without = withoutFeature(manifest, feature);
-      const [before, after] = [parentSchema(manifest), parentSchema(without)];
+      const [before, after] = [parentSchemaBefore, parentSchema(without)];
       const added = (part: "spec" | "status") => Object.keys(before[part].properties).filter((field) => !(field in after[part].properties));
       const keptKinds = kinds(without);
       const words = [
@@ -248,9 +251,11 @@ describe("take-away: nothing of a feature is left behind", () => {
         ...own.refusals,
         ...added("spec").flatMap((field) => [`spec.${field}`, ...(/[A-Z]/.test(field) ? [field] : [])]),
         ...added("status").map((field) => `status.${field}`),
-        ...[...kinds(manifest)].filter((kind) => !keptKinds.has(kind)),
+        ...[...kindsBefore].filter((kind) => !keptKinds.has(kind)),
         ...filesOf(feature, tracked),
       ];
+      // Each word's pattern made once, not once for each line of the repository.
+      const wordPatterns = words.map((word) => [word, new RegExp(`(?<![\\w-])${escape(word)}(?![\\w-])`)] as const);
       const vocabulary = (module.VOCABULARY as readonly string[]).map(vocabularyPattern);
       const together = needing(feature);
       const removed = new Set(together.flatMap((each) => filesOf(each, tracked)));
@@ -261,7 +266,7 @@ describe("take-away: nothing of a feature is left behind", () => {
         const commands = kept(withoutOutputs(path, written));
         return kept(written).flatMap((line, at) =>
           [
-            ...words.filter((word) => new RegExp(`(?<![\\w-])${escape(word)}(?![\\w-])`).test(line)),
+            ...wordPatterns.filter(([, pattern]) => pattern.test(line)).map(([word]) => word),
             ...vocabulary.filter((pattern) => pattern.test(commands[at] ?? "")).map((pattern) => pattern.source),
           ].map((word) => `${path}:${at + 1}: ${word}: ${line.trim().slice(0, 100)}`),
         );
