@@ -932,12 +932,12 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await create({ apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name: AWAITED_PROFILE }, spec: { shared: { secrets: [AWAITED] } } });
       await create({ ...project(AWAITING), spec: { ...CREATED, profile: AWAITED_PROFILE, members: [{ kind: "User", name: RACER, role: "edit" }] } });
       await must(["wait", readyReason("SharedSourceMissing"), `${PARENT.singular}/${AWAITING}`, `--timeout=${TIMEOUT}`]);
-      const { message } = await readyOf(AWAITING);
-      log(`     (${message})`);
-      assert.match(message, /members get access once they are in place\.$/);
       assert.equal((await kubectl(["auth", "can-i", "create", "secrets", "-n", AWAITING_NAMESPACE, "--as", RACER])).ok, false, `${RACER} may create Secrets before the copy`);
       const racing = { apiVersion: "v1", kind: "Secret", metadata: { name: AWAITED, namespace: AWAITING_NAMESPACE }, type: "Opaque", data: { token: base64(TOKENS[2]!) } } as KubeObject;
       assert.match(await refusedTo(["--as", RACER], ["create", "-f", "-"], stringify(racing)), /forbidden/);
+      const { message } = await readyOf(AWAITING);
+      log(`     (${message})`);
+      assert.match(message, /members get access once they are in place\.$/);
       await create(sourceSecret(AWAITED, TOKENS[1]!));
       await eventually(`${RACER} may create secrets in ${AWAITING_NAMESPACE}`, async () => (await kubectl(["auth", "can-i", "create", "secrets", "-n", AWAITING_NAMESPACE, "--as", RACER])).ok);
       assert.equal(await tokenIn(AWAITING, AWAITED), TOKENS[1], "the copy was there before the access");
