@@ -832,7 +832,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await eventually(`the copy of ${PREMADE} in ${namespaceNameFor(SHARING[0]!)}`, async () => (await tokenIn(SHARING[0]!, PREMADE)) === TOKENS[1]);
       await must(["wait", readyReason("WaitingForSharedObjects"), `${PARENT.singular}/${SHARING[1]}`, `--timeout=${TIMEOUT}`]);
       const { message } = await readyOf(SHARING[1]!);
-      assert.match(message, new RegExp(`Secret ${PREMADE} to be as ProjectProfile ${SHARED_PROFILE} shares them \\(where an object of that name is already in Namespace ${SHARING_NAMESPACE} and is no copy, it is left as it is`));
+      assert.match(message, new RegExp(`Secret ${PREMADE} to be as ProjectProfile ${SHARED_PROFILE} shares them \\(of these, Secret ${PREMADE} is not in Namespace ${SHARING_NAMESPACE} yet: where an object of that name is there already and is no copy, it is left as it is`));
       log(`     (${message})`);
       // A moment later, still the member's, whole.
       await sleep(3000, undefined, { signal: interrupted });
