@@ -773,6 +773,21 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const shareSecrets = (secrets: string[]) => must(["patch", PROFILE.plural, SHARED_PROFILE, "--type=merge", "-p", JSON.stringify({ spec: { shared: { secrets } } })]);
     const readyOf = async (name: string) => JSON.parse((await must(["get", PARENT.singular, name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")]}`])) || "{}");
 
+    // feature: members & adoption
+    // A team's Namespace made before Projects, holding its own Secret and
+    // ConfigMap under names a profile will share: made here, steps before
+    // the Project it comes under in step 68, it is older than that Project,
+    // as a Namespace adopted is (creation times count whole seconds).
+    const ADOPTED = `e2e-${RUN}-adopted`;
+    const ADOPTED_NAMESPACE = namespaceNameFor(ADOPTED);
+    const ADOPTED_PROFILE = `e2e-${RUN}-adopted-shared`;
+    const TEAM_MEMBER = `e2e-${RUN}-adopted-member`;
+    const [TEAM_SECRET, TEAM_CONFIG] = [`e2e-${RUN}-team-registry`, `e2e-${RUN}-team-ca`];
+    await create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ADOPTED_NAMESPACE } } as KubeObject);
+    await create({ apiVersion: "v1", kind: "Secret", metadata: { name: TEAM_SECRET, namespace: ADOPTED_NAMESPACE }, type: "Opaque", data: { token: base64(TOKENS[2]!) } } as KubeObject);
+    await create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: TEAM_CONFIG, namespace: ADOPTED_NAMESPACE }, data: { "ca.crt": "the team's" } } as KubeObject);
+    // end feature: members & adoption
+
     await step(`56. a Secret labelled ${SHAREABLE_LABEL}=true in ${INSTALL_NAMESPACE} appears in every Project on profile ${SHARED_PROFILE}, with its data, marked as a copy`, async () => {
       await create(sourceSecret(SOURCE, TOKENS[0]!));
       await create({ apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name: SHARED_PROFILE }, spec: { shared: { secrets: [SOURCE] } } });
@@ -879,23 +894,16 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
     // feature: members & adoption
-    // A team's Namespace made before Projects, holding its own Secret and
-    // ConfigMap under names a profile shares: adopted, its people keep
-    // working, and what the team holds stays theirs.
-    const ADOPTED = `e2e-${RUN}-adopted`;
-    const ADOPTED_NAMESPACE = namespaceNameFor(ADOPTED);
-    const ADOPTED_PROFILE = `e2e-${RUN}-adopted-shared`;
-    const TEAM_MEMBER = `e2e-${RUN}-adopted-member`;
-    const [TEAM_SECRET, TEAM_CONFIG] = [`e2e-${RUN}-team-registry`, `e2e-${RUN}-team-ca`];
+    // Adopted, its people keep working, and what the team holds stays theirs.
     await step(`68. adopted, Namespace ${ADOPTED_NAMESPACE} whose team already holds a Secret and a ConfigMap named like shared ones locks none of its members out; ${ADOPTED} names both and ways out that keep their data`, async () => {
       await create(sourceSecret(TEAM_SECRET, TOKENS[1]!));
       await create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: TEAM_CONFIG, namespace: INSTALL_NAMESPACE, labels: { [SHAREABLE_LABEL]: "true" } }, data: { "ca.crt": "the platform's" } } as KubeObject);
       await create({ apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name: ADOPTED_PROFILE }, spec: { shared: { secrets: [TEAM_SECRET], configMaps: [TEAM_CONFIG] } } });
-      await create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ADOPTED_NAMESPACE } } as KubeObject);
-      await create({ apiVersion: "v1", kind: "Secret", metadata: { name: TEAM_SECRET, namespace: ADOPTED_NAMESPACE }, type: "Opaque", data: { token: base64(TOKENS[2]!) } } as KubeObject);
-      await create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: TEAM_CONFIG, namespace: ADOPTED_NAMESPACE }, data: { "ca.crt": "the team's" } } as KubeObject);
       await create({ ...project(ADOPTED), spec: { ...CREATED, profile: ADOPTED_PROFILE, members: [{ kind: "User", name: TEAM_MEMBER, role: "edit" }] } });
       await must(["wait", "--for=jsonpath={.status.conditions[0].reason}=NamespaceConflict", `${PARENT.singular}/${ADOPTED}`, `--timeout=${TIMEOUT}`]);
+      const made = await must(["get", "namespace", ADOPTED_NAMESPACE, "-o", "jsonpath={.metadata.creationTimestamp}"]);
+      const asked = await must(["get", PARENT.singular, ADOPTED, "-o", "jsonpath={.metadata.creationTimestamp}"]);
+      assert.ok(Date.parse(made) < Date.parse(asked), `${ADOPTED_NAMESPACE}, made at ${made}, is not older than ${ADOPTED}, made at ${asked}`);
       const uid = await must(["get", PARENT.singular, ADOPTED, "-o", "jsonpath={.metadata.uid}"]);
       await must(["label", "namespace", ADOPTED_NAMESPACE, `controller-uid=${uid}`]);
       const mayIn = (verb: string, resource: string) => kubectl(["auth", "can-i", verb, resource, "-n", ADOPTED_NAMESPACE, "--as", TEAM_MEMBER]).then((result) => result.ok);
