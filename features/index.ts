@@ -93,7 +93,7 @@ export type Plan = {
   children: Child[];
   /** Of those, what must exist before the Project's Namespace is asked for (a claim that must be granted first): until each is observed, nothing in the Namespace is asked for either. */
   prerequisites?: Child[];
-  /** Of those, what the features after it wait for before they ask for theirs; all of them, unless it says. */
+  /** What the features after it wait for, each until observed, before they ask for theirs: all its children, unless it says (one it cannot ask for yet, too). */
   guards?: Child[];
   /** Of those, the ones Metacontroller's merge cannot put right: left out of this answer, deleted, and made afresh on the next. */
   remake?: Child[];
