@@ -93,7 +93,7 @@ export type Plan = {
   children: Child[];
   /** Of those, what must exist before the Project's Namespace is asked for (a claim that must be granted first): until each is observed, nothing in the Namespace is asked for either. */
   prerequisites?: Child[];
-  /** Of those, what the features after it wait for before they ask for theirs; all of them, unless it says. */
+  /** What the features after it wait for, each until observed, before they ask for theirs: all its children, unless it says (one it cannot ask for yet, too). */
   guards?: Child[];
   /** Of those, the ones Metacontroller's merge cannot put right: left out of this answer, deleted, and made afresh on the next. */
   remake?: Child[];
@@ -226,7 +226,8 @@ function settle({ project, namespace: name, observed, active, children }: View, 
     children: asked,
     strays: removingStrays(name, strays(project, name, children)),
     /** The core's WaitingForNamespace holds until all the features ask for exists. */
-    filling: missing && (previously === undefined || previously === "WaitingForNamespace"),
+    // A feature that waits for a person is said at once: filling would never end.
+    filling: missing && !plans.some((plan) => plan.failed) && (previously === undefined || previously === "WaitingForNamespace"),
     progress,
     ready: plans.map((plan) => plan.ready ?? "").join(""),
   };
@@ -266,7 +267,10 @@ FEATURES.forEach((feature, at) => Object.keys(feature.children).forEach((group) 
 // for. What later features hold back until then is said with it.
 function progressOf(name: string, plans: Plan[], index: number, children: ObservedChildren, asked: Set<string>): Readiness | undefined {
   const plan = plans[index]!;
-  if (plan.remaking || plan.failed || !plan.waiting) return plan.remaking ?? plan.failed;
+  const heldBack = plans.slice(index + 1).flatMap((later) => (later.heldBack ? [`; ${later.heldBack}`] : []));
+  // What waits for a person says what it holds back, as a wait does.
+  if (plan.failed && !plan.remaking) return heldBack.length ? { ...plan.failed, message: `${plan.failed.message.replace(/\.$/, "")}${heldBack.join("")}.` } : plan.failed;
+  if (plan.remaking || !plan.waiting) return plan.remaking;
   const { reason, notYet, toBe } = plan.waiting;
   // A group two features share is left over once: in the turn of the first
   // of them that asks for anything of it, or of the first, if none does.
@@ -281,7 +285,6 @@ function progressOf(name: string, plans: Plan[], index: number, children: Observ
     );
   if (notYet.length === 0 && leftOver.length === 0) return undefined;
   const waits = [...(notYet.length ? [`${byKind(notYet)} to be ${toBe}`] : []), ...(leftOver.length ? [`${byKind(leftOver)} to be removed`] : [])];
-  const heldBack = plans.slice(index + 1).flatMap((later) => (later.heldBack ? [`; ${later.heldBack}`] : []));
   return { status: "False", reason, message: `Namespace ${name} is Active; waiting for ${waits.join(", and ")}${heldBack.join("")}.` };
 }
 

@@ -18,8 +18,12 @@
  * ServiceAccounts of the Project's own Namespace, and is there only while the
  * Role it names is the copy: never a Role a tenant made under that name.
  * The features that give access come after this one, so that their
- * RoleBindings wait for the copies: in a new Namespace, nobody can make an
- * object of a shared name before its copy is there.
+ * RoleBindings wait for every copy the profile declares, one whose source
+ * is missing or unusable too: in a Namespace made for its Project, nobody
+ * can make an object of a shared name before its copy is there. One older
+ * than its Project was someone's already, and may hold such an object:
+ * there they wait for no copy, as one that cannot be made would lock its
+ * people out of what they had, and protect nothing.
  * What a profile says wrong, or a source that is missing, leaves the copies
  * as they are: none is deleted for it. A Secret's data is never put into a
  * status, a message or a log.
@@ -296,6 +300,16 @@ function mustRemake(copy: Copy, observed: Record<string, any> | undefined): bool
 
 // ## The plan
 
+/**
+ * The Namespace was made before its Project (brought under it, with what it
+ * holds): its people could make any object in it already. Unknown times
+ * (never so from the API server) count as made for it, the stricter.
+ */
+function olderThanItsProject(namespace: { metadata?: Record<string, unknown> } | undefined, project: { metadata: Record<string, unknown> }): boolean {
+  const [made, asked] = [namespace?.metadata?.["creationTimestamp"], project.metadata["creationTimestamp"]].map((time) => (typeof time === "string" ? Date.parse(time) : Number.NaN));
+  return made! < asked!;
+}
+
 const profileNameOf = (spec: { profile?: string | null }) => spec.profile || DEFAULT_PROFILE;
 
 /** `.roleBindings[0].role` or `.secrets[2]`: where in spec.shared an issue is. */
@@ -330,6 +344,17 @@ function unusable(profile: string, namespace: string, sources: Unusable[]): Read
   };
 }
 
+// sync cannot tell a copy not yet made from one whose name an object that
+// is no copy holds: it sees the Namespace's children alone. So each absent
+// one is named with both, and the ways out keep that object's data.
+function takenBy(absent: Copy[], profile: string, namespace: string): string {
+  const names = absent.map((copy) => `${copy.kind} ${copy.metadata.name}`).join(", ");
+  return (
+    ` (of these, ${names} ${absent.length === 1 ? "is" : "are"} not in Namespace ${namespace} yet: where an object of that name is there already and is no copy, it is left as it is and its copy is not made, ` +
+    `until its team moves what it holds to another name, or a cluster admin takes the name out of ProjectProfile ${profile} or gives the Project a profile that does not share it)`
+  );
+}
+
 export const shared: Feature<typeof spec, typeof children, typeof related> = {
   spec,
   children,
@@ -345,7 +370,7 @@ export const shared: Feature<typeof spec, typeof children, typeof related> = {
   ],
   refusals: ["InvalidSharedObjects"],
   reasons: ["SharedSourceMissing", "SharedSourceUnusable", "RemakingSharedObjects", "WaitingForSharedObjects"],
-  plan: ({ spec, namespace, children, related }) => {
+  plan: ({ project, spec, namespace, observed, children, related }) => {
     const profileName = profileNameOf(spec);
     const sources = related as Related;
     const copies = copiesIn(children, namespace);
@@ -399,8 +424,12 @@ export const shared: Feature<typeof spec, typeof children, typeof related> = {
     // tenant before the profile shared that name) is never taken over:
     // Metacontroller's create fails, and the copy waits for it to go.
     const absent = notYet.filter((copy) => observedOf(copy.kind as Kind, copy.metadata.name) === undefined);
+    // What the later features wait for: each copy the profile declares, one
+    // not made for its source too, or none where the Namespace is older.
+    const unmade = problems.filter(({ kept }) => !kept).map(({ kind, name }): Child => ({ apiVersion: "v1", kind, metadata: { name, namespace } }));
     return {
       children: wanted,
+      guards: olderThanItsProject(observed, project) ? [] : [...wanted, ...unmade],
       remake,
       failed: problems.length ? unusable(profileName, namespace, problems) : undefined,
       remaking: remake.length
@@ -413,9 +442,7 @@ export const shared: Feature<typeof spec, typeof children, typeof related> = {
       waiting: {
         reason: "WaitingForSharedObjects",
         notYet: notYet.map((copy): [string, string] => [copy.kind, copy.metadata.name]),
-        toBe:
-          `as ProjectProfile ${profileName} shares them` +
-          (absent.length ? ` (where an object of that name is already in Namespace ${namespace} and is no copy, it is left as it is and its copy is not made: delete it, or take the name out of the profile)` : ""),
+        toBe: `as ProjectProfile ${profileName} shares them` + (absent.length ? takenBy(absent, profileName, namespace) : ""),
       },
       ready: wanted.length ? `, with ${wanted.length} shared object${wanted.length === 1 ? "" : "s"} from ProjectProfile ${profileName}` : undefined,
     };

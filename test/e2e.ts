@@ -773,6 +773,21 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const shareSecrets = (secrets: string[]) => must(["patch", PROFILE.plural, SHARED_PROFILE, "--type=merge", "-p", JSON.stringify({ spec: { shared: { secrets } } })]);
     const readyOf = async (name: string) => JSON.parse((await must(["get", PARENT.singular, name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")]}`])) || "{}");
 
+    // feature: members & adoption
+    // A team's Namespace made before Projects, holding its own Secret and
+    // ConfigMap under names a profile will share: made here, steps before
+    // the Project it comes under in step 68, it is older than that Project,
+    // as a Namespace adopted is (creation times count whole seconds).
+    const ADOPTED = `e2e-${RUN}-adopted`;
+    const ADOPTED_NAMESPACE = namespaceNameFor(ADOPTED);
+    const ADOPTED_PROFILE = `e2e-${RUN}-adopted-shared`;
+    const TEAM_MEMBER = `e2e-${RUN}-adopted-member`;
+    const [TEAM_SECRET, TEAM_CONFIG] = [`e2e-${RUN}-team-registry`, `e2e-${RUN}-team-ca`];
+    await create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ADOPTED_NAMESPACE } } as KubeObject);
+    await create({ apiVersion: "v1", kind: "Secret", metadata: { name: TEAM_SECRET, namespace: ADOPTED_NAMESPACE }, type: "Opaque", data: { token: base64(TOKENS[2]!) } } as KubeObject);
+    await create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: TEAM_CONFIG, namespace: ADOPTED_NAMESPACE }, data: { "ca.crt": "the team's" } } as KubeObject);
+    // end feature: members & adoption
+
     await step(`56. a Secret labelled ${SHAREABLE_LABEL}=true in ${INSTALL_NAMESPACE} appears in every Project on profile ${SHARED_PROFILE}, with its data, marked as a copy`, async () => {
       await create(sourceSecret(SOURCE, TOKENS[0]!));
       await create({ apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name: SHARED_PROFILE }, spec: { shared: { secrets: [SOURCE] } } });
@@ -832,7 +847,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await eventually(`the copy of ${PREMADE} in ${namespaceNameFor(SHARING[0]!)}`, async () => (await tokenIn(SHARING[0]!, PREMADE)) === TOKENS[1]);
       await must(["wait", readyReason("WaitingForSharedObjects"), `${PARENT.singular}/${SHARING[1]}`, `--timeout=${TIMEOUT}`]);
       const { message } = await readyOf(SHARING[1]!);
-      assert.match(message, new RegExp(`Secret ${PREMADE} to be as ProjectProfile ${SHARED_PROFILE} shares them \\(where an object of that name is already in Namespace ${SHARING_NAMESPACE} and is no copy, it is left as it is`));
+      assert.match(message, new RegExp(`Secret ${PREMADE} to be as ProjectProfile ${SHARED_PROFILE} shares them \\(of these, Secret ${PREMADE} is not in Namespace ${SHARING_NAMESPACE} yet: where an object of that name is there already and is no copy, it is left as it is`));
       log(`     (${message})`);
       // A moment later, still the member's, whole.
       await sleep(3000, undefined, { signal: interrupted });
@@ -877,6 +892,66 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const leaked = TOKENS.filter((token) => theirs.includes(base64(token)));
       log(`     (Metacontroller's own log ${leaked.length ? `holds ${leaked.length} of the ${TOKENS.length} tokens, base64: its level prints hook bodies` : "holds none of them"})`);
     });
+
+    // feature: members & adoption
+    // Adopted, its people keep working, and what the team holds stays theirs.
+    await step(`68. adopted, Namespace ${ADOPTED_NAMESPACE} whose team already holds a Secret and a ConfigMap named like shared ones locks none of its members out; ${ADOPTED} names both and ways out that keep their data`, async () => {
+      await create(sourceSecret(TEAM_SECRET, TOKENS[1]!));
+      await create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: TEAM_CONFIG, namespace: INSTALL_NAMESPACE, labels: { [SHAREABLE_LABEL]: "true" } }, data: { "ca.crt": "the platform's" } } as KubeObject);
+      await create({ apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name: ADOPTED_PROFILE }, spec: { shared: { secrets: [TEAM_SECRET], configMaps: [TEAM_CONFIG] } } });
+      await create({ ...project(ADOPTED), spec: { ...CREATED, profile: ADOPTED_PROFILE, members: [{ kind: "User", name: TEAM_MEMBER, role: "edit" }] } });
+      await must(["wait", "--for=jsonpath={.status.conditions[0].reason}=NamespaceConflict", `${PARENT.singular}/${ADOPTED}`, `--timeout=${TIMEOUT}`]);
+      const made = await must(["get", "namespace", ADOPTED_NAMESPACE, "-o", "jsonpath={.metadata.creationTimestamp}"]);
+      const asked = await must(["get", PARENT.singular, ADOPTED, "-o", "jsonpath={.metadata.creationTimestamp}"]);
+      assert.ok(Date.parse(made) < Date.parse(asked), `${ADOPTED_NAMESPACE}, made at ${made}, is not older than ${ADOPTED}, made at ${asked}`);
+      const uid = await must(["get", PARENT.singular, ADOPTED, "-o", "jsonpath={.metadata.uid}"]);
+      await must(["label", "namespace", ADOPTED_NAMESPACE, `controller-uid=${uid}`]);
+      const mayIn = (verb: string, resource: string) => kubectl(["auth", "can-i", verb, resource, "-n", ADOPTED_NAMESPACE, "--as", TEAM_MEMBER]).then((result) => result.ok);
+      await eventually(`${TEAM_MEMBER} may create deployments in ${ADOPTED_NAMESPACE}`, () => mayIn("create", "deployments"));
+      await must(["wait", readyReason("WaitingForSharedObjects"), `${PARENT.singular}/${ADOPTED}`, `--timeout=${TIMEOUT}`]);
+      const { message } = await readyOf(ADOPTED);
+      log(`     (${message})`);
+      assert.match(message, new RegExp(`of these, Secret ${TEAM_SECRET}, ConfigMap ${TEAM_CONFIG} are not in Namespace ${ADOPTED_NAMESPACE} yet: .*until its team moves what it holds to another name, or a cluster admin takes the name out of ProjectProfile ${ADOPTED_PROFILE}`));
+      assert.doesNotMatch(message, /delete/);
+      const teams = async (kind: string, name: string) => JSON.parse(await must(["get", kind, name, "-n", ADOPTED_NAMESPACE, "-o", "json"]));
+      assert.equal(Buffer.from((await teams("secret", TEAM_SECRET)).data.token, "base64").toString(), TOKENS[2]);
+      assert.equal((await teams("configmap", TEAM_CONFIG)).data["ca.crt"], "the team's");
+      // The ways out: the team moves its Secret to another name; an admin takes the ConfigMap's name out of the profile.
+      const moved = { apiVersion: "v1", kind: "Secret", metadata: { name: `${TEAM_SECRET}-own`, namespace: ADOPTED_NAMESPACE }, type: "Opaque", data: { token: base64(TOKENS[2]!) } } as KubeObject;
+      await must(["create", "-f", "-", "--as", TEAM_MEMBER], stringify(moved));
+      created.push(moved);
+      await must(["delete", "secret", TEAM_SECRET, "-n", ADOPTED_NAMESPACE, "--as", TEAM_MEMBER]);
+      await must(["patch", PROFILE.plural, ADOPTED_PROFILE, "--type=merge", "-p", JSON.stringify({ spec: { shared: { secrets: [TEAM_SECRET], configMaps: [] } } })]);
+      await eventually(`the copy of ${TEAM_SECRET} in ${ADOPTED_NAMESPACE}`, async () => (await tokenIn(ADOPTED, TEAM_SECRET)) === TOKENS[1]);
+      await waitForReady(ADOPTED);
+      assert.equal((await teams("configmap", TEAM_CONFIG)).data["ca.crt"], "the team's");
+    });
+    // end feature: members & adoption
+
+    // feature: members
+    // A new Project on a profile whose source is not there yet: its member
+    // races the copy, and must lose.
+    const AWAITING = `e2e-${RUN}-awaiting`;
+    const AWAITING_NAMESPACE = namespaceNameFor(AWAITING);
+    const AWAITED_PROFILE = `e2e-${RUN}-awaited`;
+    const AWAITED = `e2e-${RUN}-awaited-registry`;
+    const RACER = `e2e-${RUN}-racer`;
+    await step(`69. while the source of a shared Secret is missing, member ${RACER} of new Project ${AWAITING} gets no access and cannot make a Secret of its name first; once the source is there, the copy comes before the access`, async () => {
+      await create({ apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name: AWAITED_PROFILE }, spec: { shared: { secrets: [AWAITED] } } });
+      await create({ ...project(AWAITING), spec: { ...CREATED, profile: AWAITED_PROFILE, members: [{ kind: "User", name: RACER, role: "edit" }] } });
+      await must(["wait", readyReason("SharedSourceMissing"), `${PARENT.singular}/${AWAITING}`, `--timeout=${TIMEOUT}`]);
+      assert.equal((await kubectl(["auth", "can-i", "create", "secrets", "-n", AWAITING_NAMESPACE, "--as", RACER])).ok, false, `${RACER} may create Secrets before the copy`);
+      const racing = { apiVersion: "v1", kind: "Secret", metadata: { name: AWAITED, namespace: AWAITING_NAMESPACE }, type: "Opaque", data: { token: base64(TOKENS[2]!) } } as KubeObject;
+      assert.match(await refusedTo(["--as", RACER], ["create", "-f", "-"], stringify(racing)), /forbidden/);
+      const { message } = await readyOf(AWAITING);
+      log(`     (${message})`);
+      assert.match(message, /members get access once they are in place\.$/);
+      await create(sourceSecret(AWAITED, TOKENS[1]!));
+      await eventually(`${RACER} may create secrets in ${AWAITING_NAMESPACE}`, async () => (await kubectl(["auth", "can-i", "create", "secrets", "-n", AWAITING_NAMESPACE, "--as", RACER])).ok);
+      assert.equal(await tokenIn(AWAITING, AWAITED), TOKENS[1], "the copy was there before the access");
+      await waitForReady(AWAITING);
+    });
+    // end feature: members
     // end feature: shared
     // feature: members
     // As a developer with only the requester role, or a member of a Project:
@@ -1206,6 +1281,21 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(["create", "-f", "-", "--as", `system:serviceaccount:${ci}:deployer`, "--as-group", DEVELOPERS], stringify(byRobot));
       created.push(byRobot);
       await waitForReady(byRobot.metadata.name);
+    });
+
+    await step(`70. a developer with only ${REQUESTER_ROLE} learns whether Project ${VICTIM} exists from a server-side dry run, creating nothing; operating.md says Project names are not secret`, async () => {
+      const prober = `e2e-${RUN}-prober`;
+      const probe = (name: string) => kubectl(["create", "--dry-run=server", "-f", "-", ...asDeveloper(prober)], stringify(memberProject(name, [{ kind: "User", name: prober, role: "admin" }])));
+      const taken = await probe(VICTIM);
+      assert.equal(taken.ok, false);
+      assert.match(taken.stderr, new RegExp(`\\(AlreadyExists\\).*"${VICTIM}" already exists`));
+      const free = await probe(`e2e-${RUN}-probed`);
+      assert.ok(free.ok, free.stderr);
+      assert.equal((await kubectl(["get", PARENT.singular, `e2e-${RUN}-probed`])).ok, false, "a dry run created a Project");
+      // Kubernetes answers so for any name taken: the operators' page says it, in the words a developer meets.
+      const page = readFileSync(new URL("../docs/operating.md", import.meta.url), "utf8").replace(/\s+/g, " ");
+      assert.match(page, /Project names are not secret: anyone who may create a Project learns whether a name is taken.*\(AlreadyExists\)/);
+      log(`     (${taken.stderr.trim()})`);
     });
     // end feature: members
 

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import * as v from "valibot";
-import { API_VERSION, ObservedChildren, RelatedObjects, SyncRequest, customize, sync, type Child, type SyncResponse } from "../sync.ts";
+import { API_VERSION, NAMESPACES, ObservedChildren, RelatedObjects, SyncRequest, customize, sync, type Child, type SyncResponse } from "../sync.ts";
 import { PROFILES as GUARDRAIL_PROFILES } from "../features/guardrails.ts";
 import {
   CONFIG_MAPS,
@@ -308,6 +308,59 @@ describe("shared: ServiceAccounts, Roles and RoleBindings", () => {
     const copied = withObserved(active(), copiesIn(first));
     assert.deepEqual(membersBindings(sync(project("shop", { spec }), copied, sharing, at)), ["project-edit-users"]);
   });
+
+  test("while a shared source is missing, unlabelled or unusable, members of a new Namespace wait for its copy, and get access once it is made", () => {
+    const spec = { members: [{ kind: "User", name: "dana", role: "edit" }] };
+    const membersBindings = (answer: SyncResponse) => answer.children.filter((child) => child.kind === "RoleBinding").map((child) => child.metadata.name);
+    const unlabelled = { ...secret("registry"), labels: {} };
+    const token = secret("registry", { token: TOKEN }, "kubernetes.io/service-account-token");
+    for (const sources of [[], [unlabelled], [token]]) {
+      const answer = sync(project("shop", { spec }), active(), withSources({ secrets: ["registry"] }, sources), at);
+      assert.deepEqual(membersBindings(answer), [], JSON.stringify(sources));
+      assert.match(ready(answer).reason, /^SharedSource(Missing|Unusable)$/);
+      assert.match(ready(answer).message, /take it out of the profile; members get access once they are in place\.$/);
+    }
+    const back = withSources({ secrets: ["registry"] }, [secret("registry")]);
+    const first = sync(project("shop", { spec }), active(), back, at);
+    assert.deepEqual([membersBindings(first), named(first)], [[], ["Secret registry"]], "the copy is asked for first");
+    assert.deepEqual(membersBindings(sync(project("shop", { spec }), applied(first), back, at)), ["project-edit-users"]);
+  });
+
+  test("access once given stays while a source goes missing: the copy is kept, and members are not locked out", () => {
+    const spec = { members: [{ kind: "User", name: "dana", role: "edit" }] };
+    const sharing = withSources({ secrets: ["registry"] }, [secret("registry")]);
+    const copied = applied(sync(project("shop", { spec }), active(), sharing, at));
+    const granted = withObserved(copied, sync(project("shop", { spec }), copied, sharing, at).children.filter((child) => child.kind === "RoleBinding"));
+    const answer = sync(project("shop", { spec, status: SETTLED }), granted, withSources({ secrets: ["registry", "gone"] }), at);
+    assert.deepEqual(answer.children.filter((child) => child.kind === "RoleBinding").map((child) => child.metadata.name), ["project-edit-users"]);
+  });
+
+  // A Namespace made by hand before its Project, then brought under it.
+  const madeAt = (namespaceTime: string, projectTime = "2026-12-01T10:00:00Z") => {
+    const children = active();
+    Object.assign(children[NAMESPACES]![SHOP]!.metadata!, { creationTimestamp: namespaceTime });
+    const spec = { profile: "default", members: [{ kind: "User", name: "dana", role: "edit" }] };
+    const parent = project("shop", { spec });
+    Object.assign(parent.metadata, { creationTimestamp: projectTime });
+    return { children, parent };
+  };
+
+  test("in a Namespace older than its Project, members get access though a copy is not there: an object of its name may be its team's own", () => {
+    const { children, parent } = madeAt("2024-03-01T08:00:00Z");
+    const sharing = withSources({ secrets: ["registry"], configMaps: ["ca-bundle"] }, [secret("registry"), configMap("ca-bundle")]);
+    const answer = sync(parent, children, sharing, at);
+    assert.ok(answer.children.some((child) => child.kind === "RoleBinding" && child.metadata.name === "project-edit-users"), "members are not locked out");
+    const missing = withSources({ secrets: ["registry"] });
+    assert.ok(sync(parent, children, missing, at).children.some((child) => child.metadata.name === "project-edit-users"), "nor while its source is missing");
+  });
+
+  test("a Namespace made after its Project (by it, or by hand while it waited) is a new one: members wait for every copy there", () => {
+    for (const [namespaceTime, projectTime] of [["2026-12-01T10:00:01Z", "2026-12-01T10:00:00Z"], ["2026-12-01T10:00:00Z", "2026-12-01T10:00:00Z"]]) {
+      const { children, parent } = madeAt(namespaceTime!, projectTime);
+      const answer = sync(parent, children, withSources({ secrets: ["registry"] }, [secret("registry")]), at);
+      assert.ok(!answer.children.some((child) => child.metadata.name === "project-edit-users"), `${namespaceTime} after ${projectTime}`);
+    }
+  });
   // end feature: members
 });
 
@@ -378,7 +431,25 @@ describe("shared: what a tenant cannot do with it", () => {
     // Metacontroller may write, Metacontroller neither adopts nor changes it.
     const answer = sync(shop(), active(), withSources({ secrets: ["registry"] }, [secret("registry")]), at);
     assert.equal(ready(answer).reason, "WaitingForSharedObjects");
-    assert.match(ready(answer).message, new RegExp(`where an object of that name is already in Namespace ${escaped(SHOP)} and is no copy, it is left as it is and its copy is not made: delete it, or take the name out of the profile`));
+    assert.match(ready(answer).message, new RegExp(`of these, Secret registry is not in Namespace ${escaped(SHOP)} yet: where an object of that name is there already and is no copy, it is left as it is and its copy is not made`));
+  });
+
+  test("the status names each object a copy waits for, and ways out that keep that object's data: never its delete", () => {
+    const sharing = withSources({ secrets: ["registry", "tls"], configMaps: ["ca-bundle"] }, [secret("registry"), secret("tls"), configMap("ca-bundle")]);
+    const first = sync(shop(), active(), sharing, at);
+    // The ConfigMap's copy is made; the two Secrets' names are held by objects that are no copies.
+    const observed = applied(first, active());
+    for (const group of [SECRETS]) observed[group] = {};
+    const { reason, message } = ready(sync(shop(), observed, sharing, at));
+    assert.equal(reason, "WaitingForSharedObjects");
+    assert.match(
+      message,
+      new RegExp(
+        `of these, Secret registry, Secret tls are not in Namespace ${escaped(SHOP)} yet: .*until its team moves what it holds to another name, ` +
+          `or a cluster admin takes the name out of ProjectProfile default or gives the Project a profile that does not share it\\)`,
+      ),
+    );
+    assert.doesNotMatch(message, /ConfigMap ca-bundle is not|delete/);
   });
 
   test("a Secret's data never shows in the status, whatever sync says", () => {
