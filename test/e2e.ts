@@ -36,7 +36,7 @@ import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feat
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
 import { COPY_OF_ANNOTATION, SHAREABLE_LABEL, SHARED_BY_LABEL } from "../features/shared.ts"; // feature: shared
 import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf } from "../features/budget.ts"; // feature: budget
-import { BUNDLE_FILE, DEPENDENCIES_FILE, MANIFEST_PATH, readManifest } from "./manifest.ts";
+import { BUNDLE_FILE, DEPENDENCIES_FILE, MANIFEST_PATH, PROM_CLIENT_FILE, readManifest } from "./manifest.ts";
 import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
 
 import { describeObject, kubectlProcess, kubectlProxy, pluginProcess, type KubeObject, type Kubectl, type Plugin } from "./kubectl.ts";
@@ -87,7 +87,7 @@ export function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
   if (!webhookUrl) return objects;
   const inCluster = ["Service", "NetworkPolicy", "PodDisruptionBudget", "Deployment"];
   const holdsTheWebhook = (object: KubeObject) =>
-    object.kind === "ConfigMap" && [BUNDLE_FILE, DEPENDENCIES_FILE].some((file) => file in ((object["data"] as object | undefined) ?? {}));
+    object.kind === "ConfigMap" && [BUNDLE_FILE, DEPENDENCIES_FILE, PROM_CLIENT_FILE].some((file) => file in ((object["data"] as object | undefined) ?? {}));
   return objects
     .filter((object) => !inCluster.includes(object.kind) && !holdsTheWebhook(object))
     .map((object) => {
