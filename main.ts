@@ -120,13 +120,15 @@ export interface AppOptions {
   now?: () => Date;
   /** True once the server is shutting down: answers then close their connection. */
   closingConnections?: () => boolean;
+  /** False leaves every request uncounted (GET /metrics stays, empty): `npm run bench -- --metrics` prices the counting so. */
+  measure?: boolean;
 }
 
-export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnections }: AppOptions): Hono<Measuring> {
+export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnections, measure = true }: AppOptions): Hono<Measuring> {
   const app = new Hono<Measuring>();
   const metrics = createMetrics();
   app.use(logRequests(logHealthChecks));
-  app.use(measureRequests(metrics));
+  if (measure) app.use(measureRequests(metrics));
   // A client told `Connection: close` opens a new connection for its next
   // request, so none is sent on a connection the server is about to close.
   if (closingConnections) {

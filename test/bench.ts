@@ -112,11 +112,19 @@ for (const script of new Set([webhookScript, "main.ts"])) {
   idle.kill();
 }
 
-const servers = {
-  webhook: await spawnServer(webhook.command),
-  baseline: await spawnServer(pinned(command("test/baseline.ts")).command),
-};
-console.log(`runtime: ${label}; webhook: ${webhookScript}; ${webhook.note}`);
+// With --metrics, the webhook's app with and without its metrics instead:
+// what counting each request costs.
+const pricingMetrics = process.argv.includes("--metrics");
+const servers = pricingMetrics
+  ? {
+      webhook: await spawnServer(pinned(command("test/bench-server.ts")).command, { METRICS: "on" }),
+      baseline: await spawnServer(pinned(command("test/bench-server.ts")).command, { METRICS: "off" }),
+    }
+  : {
+      webhook: await spawnServer(webhook.command),
+      baseline: await spawnServer(pinned(command("test/baseline.ts")).command),
+    };
+console.log(`runtime: ${label}; webhook: ${pricingMetrics ? "test/bench-server.ts with metrics, against itself without" : webhookScript}; ${webhook.note}`);
 console.log(`${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS_PER_RUN}s per fixture and server`);
 
 try {
@@ -143,10 +151,10 @@ try {
     };
     return [name, figures(webhook), figures(baseline), `${ratio("requestsPerSecond").toFixed(2)}x`, `${ratio("p99").toFixed(2)}x`];
   });
-  const header = ["fixture", "webhook", "baseline (node:http)", "req/s ratio", "p99 ratio"];
+  const header = ["fixture", pricingMetrics ? "with metrics" : "webhook", pricingMetrics ? "without metrics" : "baseline (node:http)", "req/s ratio", "p99 ratio"];
   console.log(markdownTable(header, rows));
   console.log("req/s, p50 and p99: medians over the rounds; MB: the highest RSS seen while that fixture ran");
-  console.log("ratios: medians of per-round ratios; goal: req/s ratio >= 0.85, p99 ratio <= 1.25, webhook RSS < 100 MB");
+  console.log(pricingMetrics ? "ratios: medians of per-round ratios, with metrics to without" : "ratios: medians of per-round ratios; goal: req/s ratio >= 0.85, p99 ratio <= 1.25, webhook RSS < 100 MB");
 } finally {
   for (const server of Object.values(servers)) server.process.kill("SIGTERM");
 }
