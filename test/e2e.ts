@@ -34,7 +34,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parse, stringify } from "yaml";
 import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
 import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
-import { MEMBER_RULES } from "../features/members.ts"; // feature: members
+import { MEMBER_RULES, memberRoleNameFor } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
 import { COPY_OF_ANNOTATION, SHAREABLE_LABEL, SHARED_BY_LABEL } from "../features/shared.ts"; // feature: shared
@@ -1226,6 +1226,14 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const many = Array.from({ length: DELETES }, (_, index) => memberProject(`e2e-${RUN}-del-${index}`, [{ kind: "User", name: DELETER, role: "admin" }]));
       for (const each of many) await create(each);
       for (const each of many) await waitForReady(each.metadata.name);
+      // What keeps the watch from being refused: the member's role and its
+      // binding go only once the Project's Namespace has gone, after the Project.
+      for (const each of many) {
+        for (const kind of ["clusterrole", "clusterrolebinding"]) {
+          const owners = await must(["get", kind, memberRoleNameFor(each.metadata.name), "-o", "jsonpath={range .metadata.ownerReferences[*]}{.kind}/{.name} {end}"]);
+          assert.deepEqual(owners.trim().split(" ").sort(), [`Namespace/${namespaceNameFor(each.metadata.name)}`, `${PARENT.kind}/${each.metadata.name}`], `${kind} ${memberRoleNameFor(each.metadata.name)}'s owners`);
+        }
+      }
       const seconds: number[] = [];
       for (const each of many) {
         const started = Date.now();
@@ -1235,6 +1243,9 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       }
       log(`     (each delete returned after ${seconds.map((each) => each.toFixed(1)).join(", ")} s)`);
       assert.ok(seconds.every((each) => each <= 10), `a delete took over 10 s: ${seconds.join(", ")}`);
+      // And nothing of theirs stays once their Namespaces are gone.
+      const left = async () => (await must(["get", "clusterroles,clusterrolebindings", "-o", "name"])).split("\n").filter((name) => many.some((each) => name.endsWith(`/${memberRoleNameFor(each.metadata.name)}`)));
+      await eventually("the deleted Projects' member roles and bindings go with their Namespaces", async () => (await left()).length === 0);
     });
 
     // end feature: members
