@@ -691,3 +691,25 @@ describe("manifest: the pod passes Pod Security restricted", () => {
     }
   });
 });
+
+describe("manifest: docs/kube-state-metrics.yaml", () => {
+  const config = parseAllDocuments(readFileSync(new URL("../docs/kube-state-metrics.yaml", import.meta.url), "utf8"))[0]?.toJS();
+  const [resource] = config.spec.resources;
+  test("it exports the kind sync.ts serves, at the group and version the CRD serves", () => {
+    assert.equal(config.kind, "CustomResourceStateMetrics");
+    assert.deepEqual(resource.groupVersionKind, { group: GROUP, version: VERSION, kind: PARENT.kind });
+    assert.deepEqual(crd.spec.versions.map((version: any) => version.name), [resource.groupVersionKind.version]);
+  });
+
+  test("every field it reads of a Project is one the CRD's status schema declares for the Ready condition", () => {
+    const condition = crd.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.items;
+    for (const metric of resource.metrics) {
+      const { path, labelsFromPath, valueFrom } = metric.each.gauge;
+      assert.deepEqual(path, ["status", "conditions"], metric.name);
+      for (const field of [...Object.values<string[]>(labelsFromPath), valueFrom]) {
+        assert.equal(field.length, 1, `${metric.name}: ${field.join(".")}`);
+        assert.ok(condition.required.includes(field[0]), `${metric.name}: ${field[0]} is always there`);
+      }
+    }
+  });
+});
