@@ -120,7 +120,7 @@ export interface AppOptions {
   now?: () => Date;
   /** True once the server is shutting down: answers then close their connection. */
   closingConnections?: () => boolean;
-  /** False leaves every request uncounted (GET /metrics stays, empty): `npm run bench -- --metrics` prices the counting so. */
+  /** False leaves every request uncounted (GET /metrics stays, empty): `npm run bench -- --metrics` prices the counting against it. */
   measure?: boolean;
 }
 
