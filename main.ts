@@ -20,13 +20,15 @@ import { HTTPException } from "hono/http-exception";
 import { validator } from "hono/validator";
 import { createHash } from "node:crypto";
 import type { Server } from "node:http";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import * as v from "valibot";
-import { CustomizeRequest, PARENT, REFUSALS, SyncRequest, customize, finalize, sync, type SyncResponse } from "./sync.ts";
+import { CustomizeRequest, PARENT, REASONS, REFUSALS, SyncRequest, customize, finalize, sync, type SyncResponse } from "./sync.ts";
 
 export const SYNC_PATH = "/sync";
 export const FINALIZE_PATH = "/finalize";
 export const CUSTOMIZE_PATH = "/customize";
 export const HEALTH_PATH = "/healthz";
+export const METRICS_PATH = "/metrics";
 
 // ## Configuration
 //
@@ -61,7 +63,7 @@ const KEEP_ALIVE_MAX_SECONDS = Math.floor((TIMER_MAX_MS - HEADERS_AFTER_KEEP_ALI
 // Metacontroller's requests are a few MiB at the very most.
 const BODY_LIMIT_MAX_BYTES = 256 * 1024 * 1024;
 // The largest request Metacontroller can send about a parent a tenant can
-// make is 3,278,981 bytes: test/largest-request.ts builds it, and a test
+// make is 3,279,417 bytes: test/largest-request.ts builds it, and a test
 // fails once it outgrows this default, which leaves 5 % for what Kubernetes
 // adds that the build leaves out. Refused, a request would be retried for
 // ever, and that parent would never change again.
@@ -118,11 +120,15 @@ export interface AppOptions {
   now?: () => Date;
   /** True once the server is shutting down: answers then close their connection. */
   closingConnections?: () => boolean;
+  /** False leaves every request uncounted (GET /metrics stays, empty): `npm run bench -- --metrics` prices the counting against it. */
+  measure?: boolean;
 }
 
-export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnections }: AppOptions): Hono {
-  const app = new Hono();
+export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnections, measure = true }: AppOptions): Hono<Measuring> {
+  const app = new Hono<Measuring>();
+  const metrics = createMetrics();
   app.use(logRequests(logHealthChecks));
+  if (measure) app.use(measureRequests(metrics));
   // A client told `Connection: close` opens a new connection for its next
   // request, so none is sent on a connection the server is about to close.
   if (closingConnections) {
@@ -159,6 +165,7 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
       if (ready && isRefusal(ready.reason)) {
         console.warn(`${PARENT.kind} ${parent.metadata.name} refused: ${ready.reason}: ${ready.message}`);
       }
+      if (ready) c.set("ready", ready);
       // Spelled out so that nothing else can slip in: hook v2 decodes the
       // answer strictly and fails on any key it does not know.
       const { status, children: desired, finalized } = answer;
@@ -167,6 +174,7 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
       // answer; when it still holds it reuses that answer, and we save the bytes.
       const etag = etagOf(body);
       if (etagMatches(c.req.header("If-None-Match"), etag)) return c.body(null, 304, { ETag: etag });
+      c.set("answerBytes", Buffer.byteLength(body));
       return c.body(body, 200, { "Content-Type": "application/json", ETag: etag });
     });
     app.all(path, methodNotAllowed("POST"));
@@ -175,13 +183,18 @@ export function createApp({ bodyLimitBytes, logHealthChecks, now, closingConnect
   // Metacontroller keeps this answer per generation of the parent, so it needs no ETag.
   app.post(CUSTOMIZE_PATH, ...hookRequest(CustomizeRequest, "customize hook"), (c) => {
     const { relatedResources } = customize(c.req.valid("json").parent);
-    return c.json({ relatedResources });
+    const body = JSON.stringify({ relatedResources });
+    c.set("answerBytes", Buffer.byteLength(body));
+    return c.body(body, 200, { "Content-Type": "application/json" });
   });
   app.all(CUSTOMIZE_PATH, methodNotAllowed("POST"));
 
   // Hono answers HEAD from the GET route.
   app.get(HEALTH_PATH, (c) => c.json({ status: "ok" }));
   app.all(HEALTH_PATH, methodNotAllowed("GET, HEAD"));
+
+  app.get(METRICS_PATH, async (c) => c.body(await metrics.registry.metrics(), 200, { "Content-Type": metrics.registry.contentType }));
+  app.all(METRICS_PATH, methodNotAllowed("GET, HEAD"));
 
   app.notFound((c) => c.json({ error: `no route for ${c.req.path}` }, 404));
 
@@ -207,6 +220,87 @@ function logRequests(includeHealthChecks: boolean): MiddlewareHandler {
     const milliseconds = (performance.now() - started).toFixed(1);
     const size = c.req.header("Content-Length");
     console.log(`${c.req.method} ${c.req.path} ${c.res.status} ${milliseconds}ms${size ? ` ${size}B` : ""}`);
+  };
+}
+
+// ## Metrics
+//
+// What an operator alerts on, in Prometheus' text format on the webhook's
+// own port (GET /metrics), through prom-client. Every label takes values
+// from a short fixed list, never from a request: a path, a Project's name
+// or a reason nobody knows would each make a series of its own, and a
+// client could grow the webhook's memory without end. docs/operating.md
+// lists the series and the alerts on them.
+
+/** What a handler tells the metrics about its answer. */
+type Measuring = { Variables: { ready: { status: string; reason: string }; answerBytes: number } };
+
+const HOOKS: Record<string, string> = {
+  [SYNC_PATH]: "sync",
+  [FINALIZE_PATH]: "finalize",
+  [CUSTOMIZE_PATH]: "customize",
+  [HEALTH_PATH]: "healthz",
+  [METRICS_PATH]: "metrics",
+};
+const hookOf = (path: string) => HOOKS[path] ?? "unknown";
+
+// A rejected request's cause, by the status each check answers with.
+const REJECTIONS: Record<number, string> = {
+  400: "malformed_json",
+  413: "body_too_large",
+  415: "unsupported_media_type",
+  422: "invalid_request",
+};
+
+// A sync takes about a millisecond; the largest request tens (test/bench.ts).
+const SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+// From an empty Project's kilobyte to past the default body limit.
+const BYTES_BUCKETS = [1024, 4096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304];
+
+function createMetrics() {
+  // One registry per app, never prom-client's global one: each app (and
+  // each test) counts its own requests.
+  const registry = new Registry();
+  const registers = [registry];
+  return {
+    registry,
+    requests: new Counter({ name: "webhook_requests_total", help: "Requests answered, by hook and HTTP status code.", labelNames: ["hook", "code"], registers }),
+    duration: new Histogram({ name: "webhook_request_duration_seconds", help: "Time from a request's arrival to its answer, by hook.", labelNames: ["hook"], buckets: SECONDS_BUCKETS, registers }),
+    requestBytes: new Histogram({ name: "webhook_request_size_bytes", help: "Request bodies by their declared Content-Length, by hook.", labelNames: ["hook"], buckets: BYTES_BUCKETS, registers }),
+    answerBytes: new Histogram({ name: "webhook_response_size_bytes", help: "Bodies of the answers the hooks give (200), by hook.", labelNames: ["hook"], buckets: BYTES_BUCKETS, registers }),
+    inFlight: new Gauge({ name: "webhook_requests_in_flight", help: "Requests being answered now, by hook.", labelNames: ["hook"], registers }),
+    rejected: new Counter({ name: "webhook_rejected_requests_total", help: "Hook requests refused before sync saw them (bad input, or over the body limit), by hook and cause.", labelNames: ["hook", "cause"], registers }),
+    ready: new Counter({ name: "webhook_ready_answers_total", help: `Answers of the sync and finalize hooks, by the status and reason of the Ready condition they give the ${PARENT.kind}.`, labelNames: ["hook", "status", "reason"], registers }),
+    refusals: new Counter({ name: "webhook_refusals_total", help: `Answers that refuse what a ${PARENT.kind}'s spec asks until a person acts, by reason.`, labelNames: ["hook", "reason"], registers }),
+  };
+}
+
+function measureRequests(metrics: ReturnType<typeof createMetrics>): MiddlewareHandler<Measuring> {
+  return async (c, next) => {
+    const hook = hookOf(c.req.path);
+    const started = performance.now();
+    metrics.inFlight.inc({ hook });
+    try {
+      await next();
+    } finally {
+      metrics.inFlight.dec({ hook });
+    }
+    const { status } = c.res;
+    metrics.requests.inc({ hook, code: String(status) });
+    metrics.duration.observe({ hook }, (performance.now() - started) / 1000);
+    // A chunked body has no size to give.
+    const declared = c.req.header("Content-Length");
+    if (declared !== undefined && c.req.method === "POST") metrics.requestBytes.observe({ hook }, Number(declared));
+    const answerBytes = c.get("answerBytes");
+    if (answerBytes !== undefined) metrics.answerBytes.observe({ hook }, answerBytes);
+    const cause = REJECTIONS[status];
+    if (cause && c.req.method === "POST" && hook !== "unknown") metrics.rejected.inc({ hook, cause });
+    const ready = c.get("ready");
+    if (ready) {
+      const reason = REASONS.includes(ready.reason) ? ready.reason : "Other";
+      metrics.ready.inc({ hook, status: ready.status, reason });
+      if (isRefusal(reason)) metrics.refusals.inc({ hook, reason });
+    }
   };
 }
 

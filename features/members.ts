@@ -17,7 +17,7 @@
  * the bindings, and the plan `sync` composes.
  */
 import * as v from "valibot";
-import type { Readiness } from "../sync.ts";
+import type { ObservedNamespace, Readiness } from "../sync.ts";
 import type { Feature } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
@@ -75,19 +75,22 @@ export type RoleBinding = {
 export type ClusterRole = {
   apiVersion: "rbac.authorization.k8s.io/v1";
   kind: "ClusterRole";
-  metadata: { name: string };
+  metadata: { name: string; ownerReferences?: [NamespaceOwner] };
   rules: [{ apiGroups: [typeof PROJECTS.group]; resources: [typeof PROJECTS.plural]; resourceNames: [string]; verbs: (typeof MEMBER_VERBS)[number][] }];
 };
 
 export type ClusterRoleBinding = {
   apiVersion: "rbac.authorization.k8s.io/v1";
   kind: "ClusterRoleBinding";
-  metadata: { name: string };
+  metadata: { name: string; ownerReferences?: [NamespaceOwner] };
   roleRef: { apiGroup: "rbac.authorization.k8s.io"; kind: "ClusterRole"; name: string };
   subjects: Subject[];
 };
 
 type Binding = RoleBinding | ClusterRoleBinding;
+
+/** The Project's Namespace as a second owner, beside the Project Metacontroller names as their controller. */
+export type NamespaceOwner = { apiVersion: "v1"; kind: "Namespace"; name: string; uid: string };
 
 // ## Who may be a member
 //
@@ -311,18 +314,34 @@ function roleBindingsFor(namespace: string, members: Member[]): RoleBinding[] {
   }));
 }
 
+// `kubectl delete project X` returns only once it has seen X go: it gets X,
+// then lists and watches it by name, as the member who deleted it. Were the
+// members' role gone by then, the list would be refused, and kubectl retries
+// a refused list for ever. Owned by the Project alone, the role went with
+// it, in the garbage collector's same pass as the Namespace, and a member's
+// delete hung whenever the Project went between kubectl's get and its watch.
+// So the Namespace owns them too, once it is observed: the garbage collector
+// deletes an object only once every owner is gone, and the Namespace goes
+// only after the Project (it is its child), once the namespace controller
+// has emptied it. Until then the members may still get, list and watch the
+// name, and find nothing there, which ends kubectl's wait.
+function ownedByNamespace(namespace: string, observed: ObservedNamespace | undefined): Pick<ClusterRole["metadata"], "ownerReferences"> {
+  const uid = observed?.metadata?.["uid"];
+  return typeof uid === "string" ? { ownerReferences: [{ apiVersion: "v1", kind: "Namespace", name: namespace, uid }] } : {};
+}
+
 /** The ClusterRole of this one Project, and its bindings to every member, whatever their role. */
-function membersRoleFor(project: string, members: Member[]): { role: ClusterRole; bindings: ClusterRoleBinding[] } {
+function membersRoleFor(project: string, members: Member[], owners: Pick<ClusterRole["metadata"], "ownerReferences">): { role: ClusterRole; bindings: ClusterRoleBinding[] } {
   const role: ClusterRole = {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
-    metadata: { name: memberRoleNameFor(project) },
+    metadata: { name: memberRoleNameFor(project), ...owners },
     rules: [{ apiGroups: [PROJECTS.group], resources: [PROJECTS.plural], resourceNames: [project], verbs: [...MEMBER_VERBS] }],
   };
   const bindings = grouped(members, (_member, repeat) => memberBindingNameFor(project, repeat), (name) => ({
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRoleBinding",
-    metadata: { name },
+    metadata: { name, ...owners },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role.metadata.name },
     subjects: [],
   }));
@@ -389,7 +408,7 @@ export const members: Feature<typeof spec, typeof children> = {
   },
   refusals: ["InvalidMembers"],
   reasons: ["RevokingUndeclaredAccess", "WaitingForRoleBindings"],
-  plan: ({ project, spec, namespace, children, earlierInPlace }) => {
+  plan: ({ project, spec, namespace, observed, children, earlierInPlace }) => {
     const listed = v.safeParse(membersIn(namespace), spec.members ?? []);
     // Its own bindings alone, all named project-<role>-...: other features
     // bind in the Namespace too, and theirs give members nothing.
@@ -397,7 +416,7 @@ export const members: Feature<typeof spec, typeof children> = {
     const declared = listed.success && listed.output.length > 0;
     const granted = declared && (earlierInPlace || accessGiven);
     const roleBindings = granted ? roleBindingsFor(namespace, listed.output) : [];
-    const readers = declared ? membersRoleFor(project.metadata.name, listed.output) : undefined;
+    const readers = declared ? membersRoleFor(project.metadata.name, listed.output, ownedByNamespace(namespace, observed)) : undefined;
     const bindings: Binding[] = [...roleBindings, ...(readers?.bindings ?? [])];
     // A binding of this Project's that grants a subject the spec does not
     // declare (added by hand) cannot be put right by Metacontroller's merge,

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
-import { SYNC_PATH } from "../main.ts";
+import { DEFAULT_BODY_LIMIT_BYTES, SYNC_PATH, createApp } from "../main.ts";
 import { fixture, markdownTable } from "./helpers.ts";
 import { largestLegalRequest } from "./largest-request.ts";
 import { deployedBundle, deployedNodeVersion, install } from "./runtime-cache.ts";
@@ -17,6 +17,7 @@ const CONNECTIONS = 10;
 const ROUNDS = 3;
 const SECONDS_PER_RUN = 4;
 const WARM_UP_SECONDS = 2;
+const METRICS_ROUNDS = 21;
 
 // Real parents carry kubectl's last-applied annotation and managedFields;
 // ~256 KiB of them is a heavy but real object.
@@ -99,6 +100,45 @@ function pinned(command: string[]): { command: string[]; note: string } {
   return canPin
     ? { command: ["taskset", "-c", "0", ...command], note: "servers on CPU 0, load generator on CPU 1" }
     : { command, note: "not pinned to CPUs (no taskset)" };
+}
+
+// With --metrics: what counting costs each request, the app with its
+// metrics against the same app without, in this process through Hono's
+// app.request (no socket, so nothing but the app's own work is timed),
+// in many short alternating batches, timed in this process' CPU time, which
+// waiting for a busy machine's cores does not add to. A batch is still
+// slowed now and then (caches, garbage collection): the fastest of each says
+// what the work costs undisturbed, the median of the per-round ratios how the
+// two compare.
+if (process.argv.includes("--metrics")) {
+  const quiet = console.log;
+  const apps = { with: createApp({ bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES, logHealthChecks: false }), without: createApp({ bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES, logHealthChecks: false, measure: false }) };
+  const batch = async (app: (typeof apps)["with"], body: string, count: number) => {
+    const headers = { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)) };
+    const started = process.cpuUsage();
+    for (let index = 0; index < count; index++) await (await app.request(SYNC_PATH, { method: "POST", headers, body })).arrayBuffer();
+    const { user, system } = process.cpuUsage(started);
+    return (user + system) / count;
+  };
+  const rows: string[][] = [];
+  for (const [name, body] of Object.entries(fixtures).filter(([name]) => name !== "largest legal request")) {
+    const count = name === "large parent" ? 30 : 300;
+    console.log = () => {}; // the request log lines, alike for both
+    const micros = { with: [] as number[], without: [] as number[] };
+    for (const app of Object.values(apps)) await batch(app, body, count); // let the JIT settle
+    for (let round = 0; round < METRICS_ROUNDS; round++) {
+      const order = round % 2 === 0 ? (["with", "without"] as const) : (["without", "with"] as const);
+      for (const which of order) micros[which].push(await batch(apps[which], body, count));
+    }
+    console.log = quiet;
+    const ratio = median(micros.with.map((each, index) => each / (micros.without[index] ?? NaN)));
+    const fastest = { with: Math.min(...micros.with), without: Math.min(...micros.without) };
+    rows.push([name, `${fastest.with.toFixed(0)} µs`, `${fastest.without.toFixed(0)} µs`, `${(fastest.with - fastest.without).toFixed(1)} µs`, `${ratio.toFixed(3)}x`]);
+  }
+  console.log(`runtime: node ${process.version}, in-process app.request, CPU time, ${METRICS_ROUNDS} alternating rounds per fixture`);
+  console.log(markdownTable(["fixture", "with metrics", "without", "difference", "time ratio"], rows));
+  console.log("per request: the fastest round's; ratio: median of per-round ratios, with metrics to without");
+  process.exit(0);
 }
 
 const { label, command, webhook: webhookScript } = runtime();

@@ -23,20 +23,24 @@
 // test/e2e.test.ts can run the whole script in-process against a recording
 // stand-in, without a cluster or a process per call.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, stringify } from "yaml";
 import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
 import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
-import { MEMBER_RULES } from "../features/members.ts"; // feature: members
+import { MEMBER_RULES, memberRoleNameFor } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
 import { COPY_OF_ANNOTATION, SHAREABLE_LABEL, SHARED_BY_LABEL } from "../features/shared.ts"; // feature: shared
 import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf } from "../features/budget.ts"; // feature: budget
-import { BUNDLE_FILE, DEPENDENCIES_FILE, MANIFEST_PATH, readManifest } from "./manifest.ts";
+import { BUNDLE_FILE, DEPENDENCIES_FILE, MANIFEST_PATH, PROM_CLIENT_FILE, readManifest } from "./manifest.ts";
+import { METRICS_PATH } from "../main.ts";
 import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
 
 import { describeObject, kubectlProcess, kubectlProxy, pluginProcess, type KubeObject, type Kubectl, type Plugin } from "./kubectl.ts";
@@ -61,6 +65,22 @@ export interface E2eOptions {
   /** The webhook's log, and Metacontroller's, where the run can read them: what they must not hold is checked. */
   webhookLog?: string | undefined;
   metacontrollerLog?: string | undefined;
+  /** kube-state-metrics, as `npm run kube-state-metrics` builds it, and the kubeconfig it reads; without it step 72 is skipped, or fails where it is required. */
+  kubeStateMetrics?: { binary: string | undefined; kubeconfig: string | undefined; required: boolean };
+}
+
+/** The CustomResourceStateMetrics kube-state-metrics runs with in step 72, as an operator would. */
+const KUBE_STATE_METRICS_CONFIG = fileURLToPath(new URL("../docs/kube-state-metrics.yaml", import.meta.url));
+/** Where `npm run kube-state-metrics` builds it. */
+export const KUBE_STATE_METRICS_BINARY = fileURLToPath(new URL("../.cache/bin/kube-state-metrics", import.meta.url));
+
+/** A port nothing listens on now, for a server the run starts. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 const TIMEOUT = "180s";
@@ -87,7 +107,7 @@ export function manifestObjects(webhookUrl: string | undefined): KubeObject[] {
   if (!webhookUrl) return objects;
   const inCluster = ["Service", "NetworkPolicy", "PodDisruptionBudget", "Deployment"];
   const holdsTheWebhook = (object: KubeObject) =>
-    object.kind === "ConfigMap" && [BUNDLE_FILE, DEPENDENCIES_FILE].some((file) => file in ((object["data"] as object | undefined) ?? {}));
+    object.kind === "ConfigMap" && [BUNDLE_FILE, DEPENDENCIES_FILE, PROM_CLIENT_FILE].some((file) => file in ((object["data"] as object | undefined) ?? {}));
   return objects
     .filter((object) => !inCluster.includes(object.kind) && !holdsTheWebhook(object))
     .map((object) => {
@@ -380,6 +400,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(PROJECT);
     });
 
+
     await step(`3. Namespace ${NAMESPACE} carries the ${PARENT.kind}'s label, the annotations its spec gives (${ANNOTATION_FIELDS.join(", ") || "none"}), and what the features add`, async () => {
       assert.equal(await must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.labels.${PROJECT_LABEL.replaceAll(".", "\\.")}}`]), PROJECT);
       for (const field of ANNOTATION_FIELDS) assert.equal(await annotation(field), CREATED[field], field);
@@ -400,6 +421,32 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       }
       assert.equal(await must(["get", PARENT.singular, PROJECT, "-o", "jsonpath={.status.profile}"]), DEFAULT_PROFILE);
       // end feature: guardrails
+    });
+
+    // The webhook's own metrics, where Prometheus would scrape them: on the
+    // host, or through the API server's proxy to the Service.
+    const WEBHOOK_SERVICE = manifestObjects(undefined).find((object) => object.kind === "Service") as any;
+    async function scrapeWebhook(): Promise<string> {
+      if (webhookUrl) return (await fetch(new URL(METRICS_PATH, webhookUrl), { signal: AbortSignal.any([interrupted, AbortSignal.timeout(TIMEOUT_MS)]) })).text();
+      const port = WEBHOOK_SERVICE.spec.ports[0].name;
+      return must(["get", "--raw", `/api/v1/namespaces/${WEBHOOK_SERVICE.metadata.namespace}/services/${WEBHOOK_SERVICE.metadata.name}:${port}/proxy${METRICS_PATH}`]);
+    }
+    await step(`71. a scrape of the webhook after ${PROJECT}'s create counts its hook requests, their latency and sizes, and the Ready reason it was given`, async () => {
+      const reason = await must(["get", PARENT.singular, PROJECT, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].reason}']);
+      const value = (metrics: string, series: string) => Number(metrics.split("\n").find((line) => line.startsWith(`${series} `))?.slice(series.length + 1) ?? Number.NaN);
+      const metrics = await scrapeWebhook();
+      for (const series of [
+        'webhook_requests_total{hook="sync",code="200"}',
+        'webhook_requests_total{hook="customize",code="200"}',
+        'webhook_request_duration_seconds_count{hook="sync"}',
+        'webhook_request_size_bytes_count{hook="sync"}',
+        'webhook_response_size_bytes_count{hook="sync"}',
+        `webhook_ready_answers_total{hook="sync",status="True",reason="${reason}"}`,
+      ]) {
+        assert.ok(value(metrics, series) >= 1, `${series} is at least 1, as ${PROJECT} was synced and Ready:\n${metrics.split("\n").filter((line) => line.startsWith("webhook_") && !line.includes("_bucket")).join("\n")}`);
+      }
+      assert.equal(value(metrics, 'webhook_requests_in_flight{hook="metrics"}'), 1, "the scrape itself is in flight");
+      log(`     (${metrics.split("\n").filter((line) => line.startsWith("webhook_") && !line.includes("_bucket")).join("; ")})`);
     });
 
     await step(`4. a changed ${FIELD ?? "annotation"} follows onto the Namespace`, async () => {
@@ -560,6 +607,35 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const namespace = JSON.parse(await must(["get", "namespace", taken.metadata.name, "-o", "json"]));
       assert.equal(namespace.metadata.ownerReferences, undefined, "not adopted");
       for (const field of ANNOTATION_FIELDS) assert.equal(namespace.metadata.annotations?.[field], undefined, `${field} not changed`);
+    });
+
+    await step(`72. kube-state-metrics, with docs/kube-state-metrics.yaml, exports ${PROJECT} as Ready and ${CONFLICTING} as not, with its reason`, async () => {
+      const ksm = options.kubeStateMetrics;
+      if (!ksm?.binary) {
+        if (ksm?.required) throw new Error("kube-state-metrics is required (E2E_REQUIRE_KUBE_STATE_METRICS=1) but not built: run npm run kube-state-metrics");
+        return log("     (skipped: kube-state-metrics is not built; npm run kube-state-metrics builds it into .cache/bin)");
+      }
+      const [port, telemetryPort] = [await freePort(), await freePort()];
+      const args = ["--custom-resource-state-only", `--custom-resource-state-config-file=${KUBE_STATE_METRICS_CONFIG}`, "--host=127.0.0.1", `--port=${port}`, "--telemetry-host=127.0.0.1", `--telemetry-port=${telemetryPort}`];
+      if (ksm.kubeconfig) args.push(`--kubeconfig=${ksm.kubeconfig}`);
+      const server = spawn(ksm.binary, args, { stdio: ["ignore", "ignore", "pipe"] });
+      let output = "";
+      server.stderr.on("data", (chunk) => (output = (output + chunk).slice(-4000)));
+      try {
+        const ready = (name: string) => new RegExp(`^kube_customresource_project_ready\\{condition="Ready",.*name="${name}",reason="([^"]+)"\\} ([01])$`, "m");
+        let metrics = "";
+        await eventually(`kube-state-metrics exports ${PROJECT} and ${CONFLICTING}`, async () => {
+          if (server.exitCode !== null) throw new Error(`kube-state-metrics exited ${server.exitCode}:\n${output}`);
+          metrics = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) }).then((response) => response.text(), () => "");
+          return ready(PROJECT).test(metrics) && ready(CONFLICTING).test(metrics);
+        });
+        assert.deepEqual(ready(PROJECT).exec(metrics)?.slice(1), ["NamespaceActive", "1"]);
+        assert.deepEqual(ready(CONFLICTING).exec(metrics)?.slice(1), ["NamespaceConflict", "0"]);
+        assert.match(metrics, new RegExp(`^kube_customresource_project_ready_last_transition_time_seconds\\{.*name="${CONFLICTING}"\\} \\d`, "m"));
+        log(`     (${metrics.split("\n").filter((line) => line.includes(`name="${PROJECT}"`) || line.includes(`name="${CONFLICTING}"`)).join("; ")})`);
+      } finally {
+        server.kill();
+      }
     });
 
     await step(`14. once ${taken.metadata.name} is gone, Project ${CONFLICTING} gets its own`, async () => {
@@ -1214,6 +1290,37 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const deleted = await kubectl(["delete", PARENT.singular, SOLO, `--timeout=${TIMEOUT}`, "--as", TEAMMATE]);
       assert.ok(deleted.ok && deleted.stderr === "", `${TEAMMATE} deleted ${SOLO}: ${deleted.stderr}`);
       log(`     (${TEAMMATE}'s kubectl delete returned once ${SOLO} was gone, after ${((Date.now() - deleting) / 1000).toFixed(1)}s)`);
+    });
+
+    // kubectl delete waits for the name to go: it gets the Project, then
+    // lists and watches it by name, as the member. A member whose read
+    // access went before that watch began would wait for ever, refused.
+    const DELETER = `e2e-${RUN}-deleter`;
+    const DELETES = 20;
+    await step(`73. ${DELETER}, an admin member of ${DELETES} Projects with no other role, deletes them one after the other with a plain kubectl delete, each back within 10 s`, async () => {
+      const many = Array.from({ length: DELETES }, (_, index) => memberProject(`e2e-${RUN}-del-${index}`, [{ kind: "User", name: DELETER, role: "admin" }]));
+      for (const each of many) await create(each);
+      for (const each of many) await waitForReady(each.metadata.name);
+      // What keeps the watch from being refused: the member's role and its
+      // binding go only once the Project's Namespace has gone, after the Project.
+      for (const each of many) {
+        for (const kind of ["clusterrole", "clusterrolebinding"]) {
+          const owners = await must(["get", kind, memberRoleNameFor(each.metadata.name), "-o", "jsonpath={range .metadata.ownerReferences[*]}{.kind}/{.name} {end}"]);
+          assert.deepEqual(owners.trim().split(" ").sort(), [`Namespace/${namespaceNameFor(each.metadata.name)}`, `${PARENT.kind}/${each.metadata.name}`], `${kind} ${memberRoleNameFor(each.metadata.name)}'s owners`);
+        }
+      }
+      const seconds: number[] = [];
+      for (const each of many) {
+        const started = Date.now();
+        const deleted = await kubectl(["delete", PARENT.singular, each.metadata.name, "--timeout=60s", "--as", DELETER]);
+        seconds.push((Date.now() - started) / 1000);
+        assert.ok(deleted.ok && deleted.stderr === "", `${DELETER}'s kubectl delete ${PARENT.singular} ${each.metadata.name}, after ${seconds.at(-1)}s: ${deleted.stderr}`);
+      }
+      log(`     (each delete returned after ${seconds.map((each) => each.toFixed(1)).join(", ")} s)`);
+      assert.ok(seconds.every((each) => each <= 10), `a delete took over 10 s: ${seconds.join(", ")}`);
+      // And nothing of theirs stays once their Namespaces are gone.
+      const left = async () => (await must(["get", "clusterroles,clusterrolebindings", "-o", "name"])).split("\n").filter((name) => many.some((each) => name.endsWith(`/${memberRoleNameFor(each.metadata.name)}`)));
+      await eventually("the deleted Projects' member roles and bindings go with their Namespaces", async () => (await left()).length === 0);
     });
 
     // end feature: members
@@ -1989,6 +2096,12 @@ if (import.meta.filename === process.argv[1]) {
     webhookLog: process.env["WEBHOOK_LOG"] || undefined,
     metacontrollerLog: process.env["METACONTROLLER_LOG"] || undefined,
     requireCluster: process.env["E2E_REQUIRE_CLUSTER"] === "1",
+    kubeStateMetrics: {
+      binary: process.env["KUBE_STATE_METRICS"] || (existsSync(KUBE_STATE_METRICS_BINARY) ? KUBE_STATE_METRICS_BINARY : undefined),
+      // kubectl's own default, which kube-state-metrics does not look for.
+      kubeconfig: process.env["KUBECONFIG"] || [join(homedir(), ".kube", "config")].find((path) => existsSync(path)),
+      required: process.env["E2E_REQUIRE_KUBE_STATE_METRICS"] === "1",
+    },
     interrupted: interrupted.signal,
     cleanupInterrupted: cleanupInterrupted.signal,
     log: (line) => console.log(line),

@@ -4,7 +4,7 @@
 // sync.ts's schemas (helpers.ts), so these tests hold for any resource.
 import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
-import { CUSTOMIZE_PATH, DEFAULT_BODY_LIMIT_BYTES, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, createApp, readConfig } from "../main.ts";
+import { CUSTOMIZE_PATH, DEFAULT_BODY_LIMIT_BYTES, FINALIZE_PATH, HEALTH_PATH, METRICS_PATH, SYNC_PATH, createApp, readConfig } from "../main.ts";
 import { PARENT, REFUSALS, customize, finalize, sync, type Reason } from "../sync.ts";
 import { UNUSABLE_NAME, clock, fixture, newParentRequest } from "./helpers.ts";
 
@@ -387,6 +387,126 @@ describe("HTTP: health and logs", () => {
     const chatty = createApp({ ...readConfig({ LOG_LEVEL: "debug" }), now });
     await chatty.request(HEALTH_PATH);
     assert.equal(log.mock.callCount(), 1);
+  });
+});
+
+describe("HTTP: GET /metrics, what an operator alerts on", () => {
+  // A fresh app for each test, so each counts from nothing.
+  const fresh = () => createApp({ bodyLimitBytes: 64 * 1024, logHealthChecks: false, now });
+  const send = (on: ReturnType<typeof fresh>, path: string, body: string, headers: Record<string, string> = {}) =>
+    on.request(path, { method: "POST", headers: { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)), ...headers }, body });
+  async function scrape(on: ReturnType<typeof fresh>) {
+    const response = await on.request(METRICS_PATH);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+    return response.text();
+  }
+  /** The value of one series, as the exposition writes its labels, or undefined where there is none. */
+  function sample(exposition: string, series: string): number | undefined {
+    const line = exposition.split("\n").find((candidate) => candidate.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  }
+
+  test("a sync answered 200 counts once by hook and code, with its latency, request size and answer size", async (t) => {
+    quietly(t);
+    const app = fresh();
+    const body = JSON.stringify(newParentRequest("test"));
+    const response = await send(app, SYNC_PATH, body);
+    const answer = await response.text();
+    const metrics = await scrape(app);
+    assert.equal(sample(metrics, 'webhook_requests_total{hook="sync",code="200"}'), 1);
+    assert.equal(sample(metrics, 'webhook_request_duration_seconds_count{hook="sync"}'), 1);
+    assert.equal(sample(metrics, 'webhook_request_duration_seconds_bucket{le="+Inf",hook="sync"}'), 1);
+    assert.ok(sample(metrics, 'webhook_request_duration_seconds_sum{hook="sync"}')! > 0);
+    assert.equal(sample(metrics, 'webhook_request_size_bytes_sum{hook="sync"}'), Buffer.byteLength(body));
+    assert.equal(sample(metrics, 'webhook_response_size_bytes_sum{hook="sync"}'), Buffer.byteLength(answer));
+    assert.equal(sample(metrics, 'webhook_requests_in_flight{hook="sync"}'), 0);
+  });
+
+  test("a 304 counts as a request, with no answer size; customize and finalize count under their own hook", async (t) => {
+    quietly(t);
+    const app = fresh();
+    const request = JSON.stringify(fixture("steady-sync"));
+    const etag = (await send(app, SYNC_PATH, request)).headers.get("ETag")!;
+    assert.equal((await send(app, SYNC_PATH, request, { "If-None-Match": etag })).status, 304);
+    assert.equal((await send(app, FINALIZE_PATH, request)).status, 200);
+    assert.equal((await send(app, CUSTOMIZE_PATH, JSON.stringify({ parent: newParentRequest("test").parent }))).status, 200);
+    const metrics = await scrape(app);
+    assert.equal(sample(metrics, 'webhook_requests_total{hook="sync",code="200"}'), 1);
+    assert.equal(sample(metrics, 'webhook_requests_total{hook="sync",code="304"}'), 1);
+    assert.equal(sample(metrics, 'webhook_response_size_bytes_count{hook="sync"}'), 1);
+    assert.equal(sample(metrics, 'webhook_requests_total{hook="finalize",code="200"}'), 1);
+    assert.equal(sample(metrics, 'webhook_requests_total{hook="customize",code="200"}'), 1);
+    assert.equal(sample(metrics, 'webhook_response_size_bytes_count{hook="customize"}'), 1);
+  });
+
+  test("each answer counts by the status and reason of the Ready condition it gives; a refusal also as a refusal", async (t) => {
+    quietly(t);
+    t.mock.method(console, "warn", () => {});
+    const app = fresh();
+    const refused = newParentRequest(UNUSABLE_NAME);
+    const [refusal] = sync(refused.parent, refused.children, refused.related, now).status.conditions;
+    assert.ok(refusal && (REFUSALS as readonly Reason[]).includes(refusal.reason));
+    await send(app, SYNC_PATH, JSON.stringify(refused));
+    await send(app, SYNC_PATH, JSON.stringify(refused));
+    const steady = fixture("steady-sync");
+    const [ready] = sync(steady.parent, steady.children, steady.related, now).status.conditions;
+    assert.equal(ready?.status, "True");
+    await send(app, SYNC_PATH, JSON.stringify(steady));
+    await send(app, FINALIZE_PATH, JSON.stringify(steady));
+    const metrics = await scrape(app);
+    assert.equal(sample(metrics, `webhook_ready_answers_total{hook="sync",status="False",reason="${refusal.reason}"}`), 2);
+    assert.equal(sample(metrics, `webhook_refusals_total{hook="sync",reason="${refusal.reason}"}`), 2);
+    assert.equal(sample(metrics, `webhook_ready_answers_total{hook="sync",status="True",reason="${ready.reason}"}`), 1);
+    assert.equal(sample(metrics, `webhook_ready_answers_total{hook="finalize",status="True",reason="${ready.reason}"}`), 1);
+    assert.equal(sample(metrics, `webhook_refusals_total{hook="sync",reason="${ready.reason}"}`), undefined, "being Ready is no refusal");
+  });
+
+  test("bad input and bodies over the limit count as rejections by cause, before sync sees them", async (t) => {
+    quietly(t);
+    const app = fresh();
+    assert.equal((await send(app, SYNC_PATH, "{")).status, 400);
+    assert.equal((await send(app, SYNC_PATH, JSON.stringify({ parent: {} }))).status, 422);
+    assert.equal((await send(app, SYNC_PATH, "{}", { "Content-Type": "text/plain" })).status, 415);
+    assert.equal((await send(app, CUSTOMIZE_PATH, "x".repeat(64 * 1024 + 1))).status, 413);
+    const metrics = await scrape(app);
+    for (const [hook, cause] of [["sync", "malformed_json"], ["sync", "invalid_request"], ["sync", "unsupported_media_type"], ["customize", "body_too_large"]]) {
+      assert.equal(sample(metrics, `webhook_rejected_requests_total{hook="${hook}",cause="${cause}"}`), 1, `${hook} ${cause}`);
+    }
+    assert.equal(sample(metrics, 'webhook_requests_total{hook="customize",code="413"}'), 1);
+    assert.doesNotMatch(metrics, /webhook_ready_answers_total\{/, "no rejected request reaches sync");
+  });
+
+  test("a request being read counts in flight until it is answered", async (t) => {
+    quietly(t);
+    const app = fresh();
+    let finish = () => {};
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(JSON.stringify(newParentRequest("test"))));
+        finish = () => controller.close();
+      },
+    });
+    const answered = app.request(SYNC_PATH, { method: "POST", headers: { "Content-Type": "application/json" }, body, duplex: "half" } as RequestInit);
+    assert.equal(sample(await scrape(app), 'webhook_requests_in_flight{hook="sync"}'), 1);
+    finish();
+    assert.equal((await answered).status, 200);
+    assert.equal(sample(await scrape(app), 'webhook_requests_in_flight{hook="sync"}'), 0);
+  });
+
+  test("no label takes its value from a request: any unknown path counts as hook unknown", async (t) => {
+    quietly(t);
+    const app = fresh();
+    for (const path of ["/a", "/b/c", "/sync/x"]) assert.equal((await app.request(path)).status, 404);
+    const metrics = await scrape(app);
+    assert.equal(sample(metrics, 'webhook_requests_total{hook="unknown",code="404"}'), 3);
+    assert.doesNotMatch(metrics, /\/a|\/b|sync\/x/);
+  });
+
+  test("GET /metrics is the only method there; HEAD answers from it", async () => {
+    const app = fresh();
+    assert.equal((await app.request(METRICS_PATH, { method: "HEAD" })).status, 200);
+    await assertJsonError(await app.request(METRICS_PATH, { method: "POST" }), 405, /POST is not allowed on \/metrics; use GET, HEAD/);
   });
 });
 

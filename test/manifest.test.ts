@@ -29,6 +29,7 @@ import {
   assertCrdSpells,
   CHECKSUM_ANNOTATION,
   DEPENDENCIES_FILE,
+  PROM_CLIENT_FILE,
   bundleWebhook,
   clientSideApplyCopyBytes,
   lockedRuntimeDependencies,
@@ -46,7 +47,8 @@ const namespace = find("Namespace", find("Deployment").metadata.namespace);
 const crd = find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`);
 const controller = find("CompositeController");
 // The generated ConfigMaps: the webhook, then the dependencies it imports.
-const [configMap, dependenciesConfigMap] = Object.keys(generatedCode).map((name) => find("ConfigMap", name));
+const codeConfigMaps = Object.keys(generatedCode).map((name) => find("ConfigMap", name));
+const [configMap, dependenciesConfigMap, promClientConfigMap] = codeConfigMaps;
 const service = find("Service");
 const deployment = find("Deployment");
 const disruptionBudget = find("PodDisruptionBudget");
@@ -528,12 +530,13 @@ describe("manifest: cross-references agree", () => {
     const volume = pod.volumes.find((candidate: any) => candidate.name === mount.name);
     assert.deepEqual(
       volume.projected.sources.map((source: any) => source.configMap.name),
-      [configMap.metadata.name, dependenciesConfigMap.metadata.name],
+      codeConfigMaps.map((object) => object.metadata.name),
     );
     assert.deepEqual(webhook.command, ["node", `${mount.mountPath}/${BUNDLE_FILE}`]);
     assert.deepEqual(Object.keys(configMap.data), [BUNDLE_FILE]);
     assert.deepEqual(Object.keys(dependenciesConfigMap.data), [DEPENDENCIES_FILE]);
-    assert.match(configMap.data[BUNDLE_FILE], new RegExp(`from "\\./${DEPENDENCIES_FILE.replace(".", "\\.")}";`));
+    assert.deepEqual(Object.keys(promClientConfigMap.data), [PROM_CLIENT_FILE]);
+    for (const file of [DEPENDENCIES_FILE, PROM_CLIENT_FILE]) assert.match(configMap.data[BUNDLE_FILE], new RegExp(`from "\\./${file.replace(".", "\\.")}";`));
   });
 
   test("the webhook runs an official Node 24 image at an exact tag", () => {
@@ -541,7 +544,7 @@ describe("manifest: cross-references agree", () => {
   });
 
   test("every namespaced object lives in the controller's namespace", () => {
-    for (const object of [configMap, dependenciesConfigMap, service, networkPolicy, disruptionBudget, deployment]) {
+    for (const object of [...codeConfigMaps, service, networkPolicy, disruptionBudget, deployment]) {
       assert.equal(object.metadata.namespace, namespace.metadata.name);
     }
   });
@@ -555,12 +558,14 @@ describe("manifest: the embedded code", () => {
 
   // esbuild marks where each input file starts with a `// path` comment.
   const inputsOf = (bundle: string) => new Set([...bundle.matchAll(/^\/\/ (\S+\.m?[jt]s)$/gm)].map(([, path = ""]) => path));
-  test("webhook.mjs holds only our code, and dependencies.mjs only the packages' code", () => {
+  test("webhook.mjs holds only our code, dependencies.mjs only the packages' code, and prom-client.mjs only the parts of prom-client main.ts uses", () => {
     const features = new URL("../features/", import.meta.url);
     const ours = existsSync(features) ? readdirSync(features).map((file) => `features/${file}`) : [];
     assert.deepEqual([...inputsOf(configMap.data[BUNDLE_FILE])].sort(), [...ours, "main.ts", "sync.ts"].sort());
     const packages = [...inputsOf(dependenciesConfigMap.data[DEPENDENCIES_FILE])];
-    assert.ok(packages.length > 0 && packages.every((path) => path.startsWith("node_modules/")), packages.join(", "));
+    assert.ok(packages.length > 0 && packages.every((path) => path.startsWith("node_modules/") && !path.startsWith("node_modules/prom-client/")), packages.join(", "));
+    const promClient = [...inputsOf(promClientConfigMap.data[PROM_CLIENT_FILE])];
+    assert.ok(promClient.length > 0 && promClient.every((path) => path.startsWith("node_modules/prom-client/lib/")), promClient.join(", "));
   });
 
   test("the bundled dependencies are the versions package-lock.json pins, exactly", () => {
@@ -578,7 +583,7 @@ describe("manifest: the embedded code", () => {
 
   const CLIENT_SIDE_APPLY_MARGIN = 64 * 1024;
   test(`each ConfigMap fits client-side apply's copy with ${CLIENT_SIDE_APPLY_MARGIN / 1024} KiB to spare`, () => {
-    for (const object of [configMap, dependenciesConfigMap]) {
+    for (const object of codeConfigMaps) {
       const bytes = clientSideApplyCopyBytes(object);
       assert.ok(
         bytes <= ANNOTATIONS_LIMIT_BYTES - CLIENT_SIDE_APPLY_MARGIN,
@@ -606,7 +611,7 @@ describe("manifest: the embedded code", () => {
 
   test("the webhook's app labels name the package, so that renaming it in package.json shows what else to rename", () => {
     const { name } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
-    for (const object of [service, networkPolicy, disruptionBudget, deployment, deployment.spec.template, configMap, dependenciesConfigMap]) {
+    for (const object of [service, networkPolicy, disruptionBudget, deployment, deployment.spec.template, ...codeConfigMaps]) {
       for (const label of ["name", "part-of"]) assert.equal(object.metadata.labels[`app.kubernetes.io/${label}`], name, `${object.kind ?? "pod template"}: ${label}`);
     }
   });
@@ -681,9 +686,31 @@ describe("manifest: the pod passes Pod Security restricted", () => {
   });
 
   test("the recommended app.kubernetes.io labels are on every object of the webhook", () => {
-    for (const object of [configMap, dependenciesConfigMap, service, networkPolicy, disruptionBudget, deployment, deployment.spec.template]) {
+    for (const object of [...codeConfigMaps, service, networkPolicy, disruptionBudget, deployment, deployment.spec.template]) {
       for (const label of ["name", "component", "part-of"]) {
         assert.ok(object.metadata.labels[`app.kubernetes.io/${label}`], `${object.kind ?? "pod template"}: ${label}`);
+      }
+    }
+  });
+});
+
+describe("manifest: docs/kube-state-metrics.yaml", () => {
+  const config = parseAllDocuments(readFileSync(new URL("../docs/kube-state-metrics.yaml", import.meta.url), "utf8"))[0]?.toJS();
+  const [resource] = config.spec.resources;
+  test("it exports the kind sync.ts serves, at the group and version the CRD serves", () => {
+    assert.equal(config.kind, "CustomResourceStateMetrics");
+    assert.deepEqual(resource.groupVersionKind, { group: GROUP, version: VERSION, kind: PARENT.kind });
+    assert.deepEqual(crd.spec.versions.map((version: any) => version.name), [resource.groupVersionKind.version]);
+  });
+
+  test("every field it reads of a Project is one the CRD's status schema declares for the Ready condition", () => {
+    const condition = crd.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.items;
+    for (const metric of resource.metrics) {
+      const { path, labelsFromPath, valueFrom } = metric.each.gauge;
+      assert.deepEqual(path, ["status", "conditions"], metric.name);
+      for (const field of [...Object.values<string[]>(labelsFromPath), valueFrom]) {
+        assert.equal(field.length, 1, `${metric.name}: ${field.join(".")}`);
+        assert.ok(condition.required.includes(field[0]), `${metric.name}: ${field[0]} is always there`);
       }
     }
   });

@@ -320,6 +320,17 @@ describe("members: nothing outside its own places is the Project's", () => {
     });
   });
 
+  test("the members' role and its binding are owned by the Project's Namespace too, once it is observed: they outlast the Project until the Namespace goes, so a member's kubectl delete sees it go", () => {
+    const before = accessIn(sync(shop(), namespaces(), nothingRelated, at)).filter((object) => object.kind !== "RoleBinding");
+    assert.deepEqual(before.map((object) => [object.kind, object.metadata]), [["ClusterRole", { name: MEMBER_ROLE }], ["ClusterRoleBinding", { name: MEMBER_ROLE }]], "no owner but the Project before the Namespace is there");
+    const children = settled();
+    children[NAMESPACES][SHOP]!.metadata = { ...children[NAMESPACES][SHOP]!.metadata, uid: "namespace-uid" };
+    const owner = { apiVersion: "v1", kind: "Namespace", name: SHOP, uid: "namespace-uid" };
+    const after = accessIn(sync(shop(), children, nothingRelated, at)).filter((object) => object.kind !== "RoleBinding");
+    assert.deepEqual(after.map((object) => [object.kind, object.metadata]), [["ClusterRole", { name: MEMBER_ROLE, ownerReferences: [owner] }], ["ClusterRoleBinding", { name: MEMBER_ROLE, ownerReferences: [owner] }]]);
+    assert.equal(ready(sync(shop(), children, nothingRelated, at)).reason, "NamespaceActive", "the owner is no change to wait for");
+  });
+
   test("an object labelled as the Project's in another Namespace is named as a stray and left out, so Metacontroller deletes it", () => {
     const children = planted(settled(), [adminsIn(namespaceOf("other"))]);
     const answer = sync(shop(), children, nothingRelated, at);

@@ -5,7 +5,7 @@
 // are kept in .cache/runtimes, so a second run downloads nothing.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { HEALTH_PATH, SETTINGS, SYNC_PATH } from "../main.ts";
+import { HEALTH_PATH, METRICS_PATH, SETTINGS, SYNC_PATH } from "../main.ts";
 import { fixture, markdownTable } from "./helpers.ts";
 import { deployedBundle, deployedNodeVersion, install, type NpmRuntime } from "./runtime-cache.ts";
 import { npmStartCommand, spawnServer } from "./spawn-server.ts";
@@ -103,6 +103,17 @@ async function run(runtime: Runtime): Promise<{ version: string; startupMs: numb
       const response = await fetch(base + SYNC_PATH, { method: "POST", headers: { "Content-Type": "application/json" }, body });
       replies.push({ status: response.status, body: comparable(await response.json()) });
     }
+    // The counters these requests made, which every runtime must show alike
+    // (durations and sizes are each runtime's own).
+    const metrics = await fetch(base + METRICS_PATH);
+    assert.equal(metrics.status, 200, `${METRICS_PATH} answered ${metrics.status}`);
+    assert.match(metrics.headers.get("Content-Type") ?? "", /^text\/plain; version=0\.0\.4/);
+    const counted = (await metrics.text()).split("\n").filter((line) => /^webhook_(requests|ready_answers|refusals|rejected_requests)_total\{hook="sync"/.test(line));
+    for (const code of new Set(replies.map((reply) => reply.status))) {
+      const answered = replies.filter((reply) => reply.status === code).length;
+      assert.ok(counted.includes(`webhook_requests_total{hook="sync",code="${code}"} ${answered}`), `${METRICS_PATH} counts the ${answered} syncs answered ${code}:\n${counted.join("\n")}`);
+    }
+    replies.push({ status: metrics.status, body: counted });
 
     const stopping = performance.now();
     server.process.kill("SIGTERM");
@@ -121,7 +132,7 @@ for (const runtime of runtimes) {
   try {
     const { version, startupMs, replies } = await run(runtime);
     reference ??= replies;
-    for (const [index, [what]] of requests.entries()) {
+    for (const [index, [what]] of [...requests, ["the metrics"]].entries()) {
       assert.deepEqual(replies[index], reference[index], `${what}: the answer differs from ${runtimes[0]?.name}'s`);
     }
     rows.push([runtime.name, version, `${startupMs.toFixed(0)} ms`, "pass"]);
