@@ -93,6 +93,27 @@ export type Guardrail = ResourceQuota | LimitRange | NetworkPolicy | KeptGuardra
 export const DEFAULT_PROFILE = "default";
 export const PROFILE_LABEL = "agrrh.com/profile";
 export const POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce";
+export const POD_SECURITY_WARN_LABEL = "pod-security.kubernetes.io/warn";
+export const POD_SECURITY_AUDIT_LABEL = "pod-security.kubernetes.io/audit";
+const POD_SECURITY_LABELS = [POD_SECURITY_LABEL, POD_SECURITY_WARN_LABEL, POD_SECURITY_AUDIT_LABEL] as const;
+// The rules of \`pods\` the API server itself applies to every Pod, and to
+// every Pod template, of the Namespace: k8s.yaml's pod-defaults and
+// pod-rules admission policies read them off the Namespace
+// (\`namespaceObject\`), which no tenant can write, so they cost one policy
+// each, whatever the number of Projects, and no webhook on the Pod path.
+export const RULE_ANNOTATIONS = {
+  profile: "agrrh.com/profile",
+  imagePullPolicy: "agrrh.com/image-pull-policy",
+  securityContextDefaults: "agrrh.com/security-context-defaults",
+  allowedRegistries: "agrrh.com/allowed-registries",
+} as const;
+export const IMAGE_PULL_POLICIES = ["SetAlways", "RequireAlways"] as const;
+export const SECURITY_CONTEXT_DEFAULTS = ["Restricted"] as const;
+export const MAX_REGISTRIES = 16;
+// A prefix ends with / so that registry.example.com/ cannot be met by
+// registry.example.com.evil.io/…; nothing in it that the annotation's
+// separator, a space, or a shell could split.
+export const REGISTRY_PREFIX = /^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?(\/[-a-z0-9._]+)*\/$/;
 export const POD_SECURITY_LEVELS = ["privileged", "baseline", "restricted"] as const;
 export const GUARDRAIL_NAMES = { ResourceQuota: "project-quota", LimitRange: "project-limits", NetworkPolicy: "project-isolation" } as const;
 type GuardrailKind = keyof typeof GUARDRAIL_NAMES;
@@ -153,7 +174,10 @@ export const PROFILE_RULES = {
   limitedResource: `default requests and limits are for ${LIMITED_RESOURCES.join(", ")} only`,
   requestOverLimit: "a default request is at most the default limit of the same resource",
   admittedNamespace: `networkPolicy.allowFromNamespaces lists at most ${MAX_ADMITTED_NAMESPACES} namespace names, each once`,
-  podSecurity: `podSecurity is one of ${POD_SECURITY_LEVELS.join(", ")}`,
+  podSecurity: `podSecurity, podSecurityWarn and podSecurityAudit are each one of ${POD_SECURITY_LEVELS.join(", ")}`,
+  imagePullPolicy: `pods.imagePullPolicy is ${IMAGE_PULL_POLICIES.join(" or ")}`,
+  securityContextDefaults: `pods.securityContextDefaults is ${SECURITY_CONTEXT_DEFAULTS.join(" or ")}`,
+  registry: `pods.allowedRegistries lists at most ${MAX_REGISTRIES} image name prefixes, each once, each a registry host and optional path ending in /, such as registry.example.com/team/`,
   most: `a profile lists at most ${MAX_QUANTITIES} quantities in each map`,
 } as const;
 
@@ -235,6 +259,21 @@ export const ProfileSpec = v.looseObject({
     }),
   ),
   podSecurity: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
+  podSecurityWarn: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
+  podSecurityAudit: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
+  pods: v.optional(
+    v.looseObject({
+      imagePullPolicy: v.optional(v.picklist(IMAGE_PULL_POLICIES, PROFILE_RULES.imagePullPolicy)),
+      securityContextDefaults: v.optional(v.picklist(SECURITY_CONTEXT_DEFAULTS, PROFILE_RULES.securityContextDefaults)),
+      allowedRegistries: v.optional(
+        v.pipe(
+          v.array(v.pipe(v.string(PROFILE_RULES.registry), v.maxLength(253, PROFILE_RULES.registry), v.regex(REGISTRY_PREFIX, PROFILE_RULES.registry))),
+          v.maxLength(MAX_REGISTRIES, PROFILE_RULES.registry),
+          v.check((prefixes) => new Set(prefixes).size === prefixes.length, PROFILE_RULES.registry),
+        ),
+      ),
+    }),
+  ),
 });
 export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
 
@@ -288,6 +327,32 @@ function guardrailsFor(namespace: string, profileName: string, profile: ProfileS
   return guardrails;
 }
 
+/** The Namespace's Pod Security labels: warn and audit at the level of enforce unless the profile says otherwise. */
+function podSecurityLabels(profile: ProfileSpec): Record<string, string> | undefined {
+  const { podSecurity, podSecurityWarn = podSecurity, podSecurityAudit = podSecurity } = profile;
+  const levels = [podSecurity, podSecurityWarn, podSecurityAudit];
+  const labels = Object.fromEntries(POD_SECURITY_LABELS.flatMap((label, at) => (levels[at] ? [[label, levels[at]]] : [])));
+  return Object.keys(labels).length ? labels : undefined;
+}
+
+/** The Namespace's annotations that the pod admission policies read: the profile's `pods` rules, and its name for their refusals. */
+function ruleAnnotations(profileName: string, profile: ProfileSpec): Record<string, string> {
+  const { imagePullPolicy, securityContextDefaults, allowedRegistries } = profile.pods ?? {};
+  if (!imagePullPolicy && !securityContextDefaults && !allowedRegistries) return {};
+  return {
+    [RULE_ANNOTATIONS.profile]: profileName,
+    ...(imagePullPolicy ? { [RULE_ANNOTATIONS.imagePullPolicy]: imagePullPolicy } : {}),
+    ...(securityContextDefaults ? { [RULE_ANNOTATIONS.securityContextDefaults]: securityContextDefaults } : {}),
+    ...(allowedRegistries ? { [RULE_ANNOTATIONS.allowedRegistries]: allowedRegistries.join(" ") } : {}),
+  };
+}
+
+/** Those labels and annotations as observed, kept while the profile cannot be read. */
+function observedOf(keys: readonly string[], found: Record<string, string> | null | undefined): Record<string, string> | undefined {
+  const kept = Object.fromEntries(keys.flatMap((key) => (found?.[key] === undefined ? [] : [[key, found[key]]])));
+  return Object.keys(kept).length ? kept : undefined;
+}
+
 function asObservedIfEqual(wanted: Quantities, observed: unknown): Quantities {
   const stored = (observed ?? {}) as Record<string, unknown>;
   return Object.fromEntries(
@@ -316,19 +381,32 @@ function guardrailsAsObserved(namespace: string, children: ObservedGuardrails): 
 }
 
 // The profile every Project gets unless it names another, while no
-// ProjectProfile `default` replaces it: modest limits for a team's
-// development work, Pod Security `baseline` (no privileged pods, no host
-// namespaces or paths), and isolation from other namespaces. Built in, not
-// shipped in k8s.yaml, so that re-applying k8s.yaml never undoes what an
-// admin made of `default`.
+// ProjectProfile `default` replaces it: what the Kubernetes multi-tenancy
+// benchmarks (kubectl-mtb, profile level 2) ask of a tenant's Namespace.
+// Modest limits for a team's development work, on cpu, memory and the
+// node's disk, and on the count of each kind of object; Pod Security
+// `restricted`, warned of and audited at the same level; every image pulled
+// afresh, so that a Pod cannot run another tenant's private image from a
+// node's cache; and isolation from other namespaces. Built in, not shipped
+// in k8s.yaml, so that re-applying k8s.yaml never undoes what an admin made
+// of `default` (docs/operating.md's upgrade notes give the earlier one, to
+// keep).
 export const BUILT_IN_PROFILE: ProfileSpec = {
   resourceQuota: {
     hard: {
       "requests.cpu": "2",
       "requests.memory": "4Gi",
+      "requests.ephemeral-storage": "4Gi",
       "limits.cpu": "4",
       "limits.memory": "8Gi",
+      "limits.ephemeral-storage": "8Gi",
       pods: "20",
+      services: "10",
+      replicationcontrollers: "5",
+      // The Namespace's own, project-quota: more are the admins' to give.
+      resourcequotas: "1",
+      secrets: "50",
+      configmaps: "50",
       persistentvolumeclaims: "5",
       "requests.storage": "20Gi",
       // Services that open the cluster to the outside are the admins' to give.
@@ -336,11 +414,18 @@ export const BUILT_IN_PROFILE: ProfileSpec = {
       "services.nodeports": "0",
     },
   },
-  // With limits.cpu and limits.memory in the quota, a container without
-  // limits would be refused; these defaults let it in, counted.
-  limitRange: { defaultRequest: { cpu: "100m", memory: "128Mi" }, default: { cpu: "500m", memory: "512Mi" } },
+  // With the quota's limits, a container without limits would be refused;
+  // these defaults let it in, counted.
+  limitRange: {
+    defaultRequest: { cpu: "100m", memory: "128Mi", "ephemeral-storage": "256Mi" },
+    default: { cpu: "500m", memory: "512Mi", "ephemeral-storage": "1Gi" },
+  },
   networkPolicy: { allowFromNamespaces: [] },
-  podSecurity: "baseline",
+  podSecurity: "restricted",
+  // `restricted` needs fields most Pods leave unset; filled in where unset,
+  // a Pod that sets none of them is admitted, and one that asks for more
+  // (root, a capability, privilege escalation) is still refused.
+  pods: { imagePullPolicy: "SetAlways", securityContextDefaults: "Restricted" },
 };
 
 type ProfileReading = { spec: ProfileSpec; problem?: undefined } | { spec?: undefined; problem: Readiness };
@@ -428,14 +513,16 @@ export const guardrails: Feature<typeof spec, typeof children, typeof related> =
   plan: ({ spec, namespace, observed, children, related }) => {
     const profileName = profileNameOf(spec);
     const profile = readProfile(profileName, related, observed ? namespace : undefined);
-    const podSecurity = profile.spec ? profile.spec.podSecurity : observed?.metadata?.labels?.[POD_SECURITY_LABEL];
+    const labels = profile.spec ? podSecurityLabels(profile.spec) : observedOf(POD_SECURITY_LABELS, observed?.metadata?.labels);
+    const annotations = profile.spec ? ruleAnnotations(profileName, profile.spec) : observedOf(Object.values(RULE_ANNOTATIONS), observed?.metadata?.annotations);
     const wanted = profile.spec ? guardrailsFor(namespace, profileName, profile.spec, children) : guardrailsAsObserved(namespace, children);
     const applied = profile.spec ? profileName : wanted.map((guardrail) => guardrail.metadata.labels[PROFILE_LABEL]).find(Boolean);
     return {
       children: wanted,
       guards: wanted.filter((guardrail) => GUARDING.includes(guardrail.kind)),
       remake: profile.problem ? [] : wanted.filter((guardrail) => narrowedByHand(children, guardrail)),
-      labels: podSecurity ? { [POD_SECURITY_LABEL]: podSecurity } : undefined,
+      labels,
+      annotations,
       status: applied ? { profile: applied } : undefined,
       unavailable: profile.problem,
       waiting: {

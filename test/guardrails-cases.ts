@@ -2,7 +2,7 @@
 // profile must agree on: the CRD at admission (admission.test.ts) and `sync`,
 // for profiles admitted before the rules (sync.test.ts). Each bad case names
 // the rule it breaks, so both can be held to saying why in the same words.
-import { MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, PROFILE_RULES } from "../features/guardrails.ts";
+import { MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, MAX_REGISTRIES, PROFILE_RULES } from "../features/guardrails.ts";
 
 export type ProfileCase = { what: string; spec: Record<string, unknown>; breaks?: keyof typeof PROFILE_RULES };
 
@@ -51,4 +51,14 @@ export const PROFILE_CASES: ProfileCase[] = [
   },
   { what: "a Pod Security level", spec: { podSecurity: "restricted" } },
   { what: "a Pod Security level that does not exist", spec: { podSecurity: "lenient" }, breaks: "podSecurity" },
+  { what: "warn and audit levels stricter than the one enforced", spec: { podSecurity: "baseline", podSecurityWarn: "restricted", podSecurityAudit: "restricted" } },
+  { what: "a warn level that does not exist", spec: { podSecurityWarn: "strict" }, breaks: "podSecurity" },
+  { what: "every pod rule", spec: { pods: { imagePullPolicy: "RequireAlways", securityContextDefaults: "Restricted", allowedRegistries: ["registry.example.com/", "ghcr.io/acme/", "localhost:5000/"] } } },
+  { what: "pull policies set to Always", spec: { pods: { imagePullPolicy: "SetAlways" } } },
+  { what: "a pull policy the rule does not know", spec: { pods: { imagePullPolicy: "Always" } }, breaks: "imagePullPolicy" },
+  { what: "security context defaults of a level there are none for", spec: { pods: { securityContextDefaults: "Baseline" } }, breaks: "securityContextDefaults" },
+  { what: "a registry without the closing /, which registry.example.com.evil.io would meet", spec: { pods: { allowedRegistries: ["registry.example.com"] } }, breaks: "registry" },
+  { what: "a registry with a space, the annotation's separator", spec: { pods: { allowedRegistries: ["registry.example.com/a b/"] } }, breaks: "registry" },
+  { what: "a registry allowed twice", spec: { pods: { allowedRegistries: ["ghcr.io/", "ghcr.io/"] } }, breaks: "registry" },
+  { what: `${MAX_REGISTRIES + 1} registries`, spec: { pods: { allowedRegistries: Array.from({ length: MAX_REGISTRIES + 1 }, (_, index) => `r${index}.example.com/`) } }, breaks: "registry" },
 ];
