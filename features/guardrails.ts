@@ -78,10 +78,15 @@ export type NetworkPolicy = {
   metadata: GuardrailMetadata;
   spec: {
     podSelector: Record<string, never>;
-    policyTypes: ["Ingress"];
-    ingress: [{ from: ({ podSelector: Record<string, never> } | { namespaceSelector: NamespaceSelector })[] }];
+    policyTypes: ["Ingress"] | ["Ingress", "Egress"];
+    ingress: [{ from: Peer[] }];
+    egress?: { to: Peer[]; ports?: { protocol: "UDP" | "TCP"; port: number }[] }[];
   };
 };
+type Peer =
+  | { podSelector: Record<string, never> }
+  | { namespaceSelector: NamespaceSelector | { matchLabels: Record<string, string> }; podSelector?: { matchLabels: Record<string, string> } }
+  | { ipBlock: { cidr: string } };
 
 /** A guardrail as observed and kept while its profile cannot be read: whatever spec it has. */
 type KeptGuardrail = { apiVersion: string; kind: GuardrailKind; metadata: GuardrailMetadata; spec: Record<string, unknown> };
@@ -106,7 +111,29 @@ export const RULE_ANNOTATIONS = {
   imagePullPolicy: "agrrh.com/image-pull-policy",
   securityContextDefaults: "agrrh.com/security-context-defaults",
   allowedRegistries: "agrrh.com/allowed-registries",
+  nodeSelector: "agrrh.com/node-selector",
+  allowedStorageClasses: "agrrh.com/allowed-storage-classes",
+  allowedIngressClasses: "agrrh.com/allowed-ingress-classes",
+  allowedPriorityClasses: "agrrh.com/allowed-priority-classes",
+  allowedRuntimeClasses: "agrrh.com/allowed-runtime-classes",
 } as const;
+export const CLASS_KINDS = ["storage", "ingress", "priority", "runtime"] as const;
+const CLASS_ANNOTATIONS = {
+  storage: RULE_ANNOTATIONS.allowedStorageClasses,
+  ingress: RULE_ANNOTATIONS.allowedIngressClasses,
+  priority: RULE_ANNOTATIONS.allowedPriorityClasses,
+  runtime: RULE_ANNOTATIONS.allowedRuntimeClasses,
+} as const;
+export const MAX_CLASSES = 16;
+export const MAX_NODE_SELECTOR = 16;
+// A label's key and value, as the API server checks them on a Pod's nodeSelector.
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+// A class's name is a DNS-1123 subdomain; an IPv4 or IPv6 block in CIDR form.
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const CIDR = /^([0-9]{1,3}(\.[0-9]{1,3}){3}\/[0-9]{1,2}|[0-9a-fA-F:]+\/[0-9]{1,3})$/;
+export const DNS_NAMESPACE = "kube-system";
+export const DNS_POD_LABELS = { "k8s-app": "kube-dns" } as const;
 export const IMAGE_PULL_POLICIES = ["SetAlways", "RequireAlways"] as const;
 export const SECURITY_CONTEXT_DEFAULTS = ["Restricted"] as const;
 export const MAX_REGISTRIES = 16;
@@ -178,6 +205,9 @@ export const PROFILE_RULES = {
   imagePullPolicy: `pods.imagePullPolicy is ${IMAGE_PULL_POLICIES.join(" or ")}`,
   securityContextDefaults: `pods.securityContextDefaults is ${SECURITY_CONTEXT_DEFAULTS.join(" or ")}`,
   registry: `pods.allowedRegistries lists at most ${MAX_REGISTRIES} image name prefixes, each once, each a registry host and optional path ending in /, such as registry.example.com/team/`,
+  classes: `each list of allowedClasses (${CLASS_KINDS.join(", ")}) names at most ${MAX_CLASSES} classes, each once`,
+  nodeSelector: `pods.nodeSelector holds at most ${MAX_NODE_SELECTOR} node labels, each a label key and value`,
+  egress: `networkPolicy.egress.toNamespaces lists at most ${MAX_ADMITTED_NAMESPACES} namespace names and toCIDRs at most ${MAX_ADMITTED_NAMESPACES} address blocks, such as 10.0.0.0/8, each once`,
   most: `a profile lists at most ${MAX_QUANTITIES} quantities in each map`,
 } as const;
 
@@ -223,6 +253,9 @@ const quantities = (keyRule: (key: string) => boolean, keyMessage: string) =>
   );
 const isQuotaResource = (key: string) => (QUOTA_RESOURCES as readonly string[]).includes(key) || QUALIFIED_QUOTA_RESOURCE.test(key);
 const isCounted = (key: string) => (COUNTED_RESOURCES as readonly string[]).includes(key) || key.includes("/");
+/** A list of at most `most` strings, each once. */
+const names = (item: v.GenericSchema<string, string>, most: number, message: string) =>
+  v.pipe(v.array(item), v.maxLength(most, message), v.check((list) => new Set(list).size === list.length, message));
 const isLimitedResource = (key: string) => (LIMITED_RESOURCES as readonly string[]).includes(key);
 
 export const ProfileSpec = v.looseObject({
@@ -256,7 +289,20 @@ export const ProfileSpec = v.looseObject({
           v.check((names) => new Set(names).size === names.length, PROFILE_RULES.admittedNamespace),
         ),
       ),
+      egress: v.optional(
+        v.looseObject({
+          toNamespaces: v.optional(names(v.pipe(v.string(PROFILE_RULES.egress), v.regex(DNS1123_LABEL, PROFILE_RULES.egress), v.maxLength(63, PROFILE_RULES.egress)), MAX_ADMITTED_NAMESPACES, PROFILE_RULES.egress)),
+          toCIDRs: v.optional(names(v.pipe(v.string(PROFILE_RULES.egress), v.regex(CIDR, PROFILE_RULES.egress)), MAX_ADMITTED_NAMESPACES, PROFILE_RULES.egress)),
+        }),
+      ),
     }),
+  ),
+  allowedClasses: v.optional(
+    v.looseObject(
+      Object.fromEntries(
+        CLASS_KINDS.map((kind) => [kind, v.optional(names(v.pipe(v.string(PROFILE_RULES.classes), v.regex(DNS1123_SUBDOMAIN, PROFILE_RULES.classes)), MAX_CLASSES, PROFILE_RULES.classes))]),
+      ) as Record<(typeof CLASS_KINDS)[number], v.OptionalSchema<ReturnType<typeof names>, undefined>>,
+    ),
   ),
   podSecurity: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
   podSecurityWarn: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
@@ -270,6 +316,12 @@ export const ProfileSpec = v.looseObject({
           v.array(v.pipe(v.string(PROFILE_RULES.registry), v.maxLength(253, PROFILE_RULES.registry), v.regex(REGISTRY_PREFIX, PROFILE_RULES.registry))),
           v.maxLength(MAX_REGISTRIES, PROFILE_RULES.registry),
           v.check((prefixes) => new Set(prefixes).size === prefixes.length, PROFILE_RULES.registry),
+        ),
+      ),
+      nodeSelector: v.optional(
+        v.pipe(
+          v.record(v.pipe(v.string(), v.regex(LABEL_KEY, PROFILE_RULES.nodeSelector)), v.pipe(v.string(PROFILE_RULES.nodeSelector), v.regex(LABEL_VALUE, PROFILE_RULES.nodeSelector))),
+          v.check((selector) => Object.keys(selector).length <= MAX_NODE_SELECTOR, PROFILE_RULES.nodeSelector),
         ),
       ),
     }),
@@ -319,12 +371,31 @@ function guardrailsFor(namespace: string, profileName: string, profile: ProfileS
       metadata: metadata("NetworkPolicy"),
       spec: {
         podSelector: {},
-        policyTypes: ["Ingress"],
         ingress: [{ from: [{ podSelector: {} }, ...fromNamespaces.map((namespaceSelector) => ({ namespaceSelector }))] }],
+        ...egressOf(networkPolicy.egress),
       },
     });
   }
   return guardrails;
+}
+
+// Egress, where the profile limits it: to the cluster's DNS, to the
+// Project's own Namespace, and to what the profile lists; nothing else.
+function egressOf(egress: NonNullable<ProfileSpec["networkPolicy"]>["egress"]): Pick<NetworkPolicy["spec"], "policyTypes" | "egress"> {
+  if (!egress) return { policyTypes: ["Ingress"] };
+  const { toNamespaces = [], toCIDRs = [] } = egress;
+  const dns: Peer = { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": DNS_NAMESPACE } }, podSelector: { matchLabels: { ...DNS_POD_LABELS } } };
+  const listed: Peer[] = [
+    ...(toNamespaces.length ? [{ namespaceSelector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: toNamespaces }] } } as Peer] : []),
+    ...toCIDRs.map((cidr): Peer => ({ ipBlock: { cidr } })),
+  ];
+  return {
+    policyTypes: ["Ingress", "Egress"],
+    egress: [
+      { to: [dns], ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] },
+      { to: [{ podSelector: {} }, ...listed] },
+    ],
+  };
 }
 
 /** The Namespace's Pod Security labels: warn and audit at the level of enforce unless the profile says otherwise. */
@@ -337,14 +408,17 @@ function podSecurityLabels(profile: ProfileSpec): Record<string, string> | undef
 
 /** The Namespace's annotations that the pod admission policies read: the profile's `pods` rules, and its name for their refusals. */
 function ruleAnnotations(profileName: string, profile: ProfileSpec): Record<string, string> {
-  const { imagePullPolicy, securityContextDefaults, allowedRegistries } = profile.pods ?? {};
-  if (!imagePullPolicy && !securityContextDefaults && !allowedRegistries) return {};
-  return {
-    [RULE_ANNOTATIONS.profile]: profileName,
-    ...(imagePullPolicy ? { [RULE_ANNOTATIONS.imagePullPolicy]: imagePullPolicy } : {}),
-    ...(securityContextDefaults ? { [RULE_ANNOTATIONS.securityContextDefaults]: securityContextDefaults } : {}),
-    ...(allowedRegistries ? { [RULE_ANNOTATIONS.allowedRegistries]: allowedRegistries.join(" ") } : {}),
+  const { imagePullPolicy, securityContextDefaults, allowedRegistries, nodeSelector } = profile.pods ?? {};
+  // Lists are joined with spaces, which no name, prefix or label holds.
+  const rules: Record<string, string | undefined> = {
+    [RULE_ANNOTATIONS.imagePullPolicy]: imagePullPolicy,
+    [RULE_ANNOTATIONS.securityContextDefaults]: securityContextDefaults,
+    [RULE_ANNOTATIONS.allowedRegistries]: allowedRegistries?.join(" "),
+    [RULE_ANNOTATIONS.nodeSelector]: nodeSelector && Object.entries(nodeSelector).map(([key, value]) => `${key}=${value}`).join(" "),
+    ...Object.fromEntries(CLASS_KINDS.map((kind) => [CLASS_ANNOTATIONS[kind], profile.allowedClasses?.[kind]?.join(" ")])),
   };
+  const set = Object.entries(rules).filter((rule): rule is [string, string] => rule[1] !== undefined);
+  return set.length ? { [RULE_ANNOTATIONS.profile]: profileName, ...Object.fromEntries(set) } : {};
 }
 
 /** Those labels and annotations as observed, kept while the profile cannot be read. */
