@@ -23,7 +23,7 @@ import type { Child, Readiness } from "../sync.ts";
 import type { Feature } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
-export const VOCABULARY = ["guardrail", "guardrails", "profile", "profiles", "ProjectProfile", "ProjectProfiles", "quota", "quotas", "ResourceQuota", "LimitRange", "podSecurity"] as const;
+export const VOCABULARY = ["guardrail", "guardrails", "profile", "profiles", "ProjectProfile", "ProjectProfiles", "quota", "quotas", "ResourceQuota", "LimitRange", "podSecurity", "podSecurityWarn", "podSecurityAudit", "securityContextDefaults", "allowedRegistries", "allowedClasses", "SetAlways", "RequireAlways", "pod-defaults", "pod-rules"] as const;
 
 // ## The names
 //

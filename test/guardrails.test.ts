@@ -130,6 +130,35 @@ describe("guardrails from the Project's profile", () => {
     assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop", ...levels });
   });
 
+  test("a profile's egress lets pods reach the cluster's DNS, their own Namespace and what it lists, and nothing else; without it, egress is not limited", () => {
+    const isolationOf = (spec: Record<string, unknown>) =>
+      guardrailsIn(sync(shop(), active(), related({}, { default: spec }), at)).find((guardrail) => guardrail.kind === "NetworkPolicy") as NetworkPolicy;
+    const limited = isolationOf({ networkPolicy: { egress: { toNamespaces: ["monitoring"], toCIDRs: ["10.0.0.0/8"] } } });
+    assert.deepEqual(limited.spec.policyTypes, ["Ingress", "Egress"]);
+    assert.deepEqual(limited.spec.egress, [
+      { to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }], ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] },
+      { to: [{ podSelector: {} }, { namespaceSelector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["monitoring"] }] } }, { ipBlock: { cidr: "10.0.0.0/8" } }] },
+    ]);
+    assert.deepEqual(isolationOf({ networkPolicy: { egress: {} } }).spec.egress?.[1], { to: [{ podSelector: {} }] }, "only the Namespace itself, and DNS");
+    const open = isolationOf({ networkPolicy: {} });
+    assert.deepEqual(open.spec.policyTypes, ["Ingress"]);
+    assert.equal(open.spec.egress, undefined);
+  });
+
+  test("the profile's node selector and allowed classes become the Namespace's annotations, lists space-separated", () => {
+    const spec = { pods: { nodeSelector: { pool: "tenants", "kubernetes.io/os": "linux" } }, allowedClasses: { storage: ["standard", "fast"], ingress: ["nginx"], priority: [], runtime: ["gvisor"] } };
+    const annotations = namespaceIn(sync(shop(), namespaces(), related({}, { default: spec }), at))?.metadata.annotations;
+    assert.deepEqual(annotations, {
+      ...DEFAULT_ANNOTATIONS,
+      [RULE_ANNOTATIONS.profile]: "default",
+      [RULE_ANNOTATIONS.nodeSelector]: "pool=tenants kubernetes.io/os=linux",
+      [RULE_ANNOTATIONS.allowedStorageClasses]: "standard fast",
+      [RULE_ANNOTATIONS.allowedIngressClasses]: "nginx",
+      [RULE_ANNOTATIONS.allowedPriorityClasses]: "",
+      [RULE_ANNOTATIONS.allowedRuntimeClasses]: "gvisor",
+    });
+  });
+
   test("a profile that warns and audits at a stricter level than it enforces announces a tightening before it refuses", () => {
     const announcing = related({}, { default: { podSecurity: "baseline", podSecurityWarn: "restricted", podSecurityAudit: "restricted" } });
     const labels = namespaceIn(sync(shop(), namespaces(), announcing, at))?.metadata.labels;
