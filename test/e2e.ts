@@ -30,7 +30,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, stringify } from "yaml";
 import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
-import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
+import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL, RULE_ANNOTATIONS } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
@@ -919,7 +919,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await refusedWith("a PriorityClass not allowed", job({ priorityClassName: "e2e-high" }), as, allowed("PriorityClass", "priority", "e2e-low"));
       await refusedWith("a RuntimeClass not allowed", job({ runtimeClassName: "e2e-runc" }), as, allowed("RuntimeClass", "runtime", "e2e-sandboxed"));
 
-      const rewritten = await kubectl(["annotate", "namespace", GATED_NAMESPACE, "--overwrite", `agrrh.com/allowed-registries=docker.io/`, ...as]);
+      const rewritten = await kubectl(["annotate", "namespace", GATED_NAMESPACE, "--overwrite", `${RULE_ANNOTATIONS.allowedRegistries}=docker.io/`, ...as]);
       assert.equal(rewritten.ok, false, "a tenant rewrote the Namespace's rules");
       const isolation = JSON.parse(await must(["get", "networkpolicy", GUARDRAIL_NAMES.NetworkPolicy, "-n", GATED_NAMESPACE, "-o", "jsonpath={.spec}"]));
       assert.deepEqual(isolation.policyTypes, ["Ingress", "Egress"]);
