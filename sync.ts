@@ -191,7 +191,11 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
     ...everyNamespaceLabels,
     ...features.labels, // features
   };
-  const wanted: Namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name, labels, annotations: annotationsFor(parent) } };
+  const annotations = {
+    ...annotationsFor(parent),
+    ...features.annotations, // features
+  };
+  const wanted: Namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name, labels, annotations } };
 
   // Phase 1: the status, from what was observed alone: each write of it
   // causes another sync, so an answer that differed each time would loop.
@@ -244,7 +248,18 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
   // Phase 2: the children. Metacontroller deletes each observed child not
   // listed, a Namespace with all it holds. So, the invariant: every Namespace
   // observed is in the answer, one not asked for as observed.
-  const kept = (other: string): Namespace => ({ apiVersion: "v1", kind: "Namespace", metadata: { name: other, labels: other === name ? labels : everyNamespaceLabels, annotations: ownAnnotationsOf(observed[other]) } });
+  const kept = (other: string): Namespace => ({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: {
+      name: other,
+      labels: other === name ? labels : everyNamespaceLabels,
+      annotations: {
+        ...ownAnnotationsOf(observed[other]),
+        ...(other === name ? features.annotations : {}), // features
+      },
+    },
+  });
   return {
     status,
     children: [

@@ -23,7 +23,7 @@ import type { Child, Readiness } from "../sync.ts";
 import type { Feature } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
-export const VOCABULARY = ["guardrail", "guardrails", "profile", "profiles", "ProjectProfile", "ProjectProfiles", "quota", "quotas", "ResourceQuota", "LimitRange", "podSecurity"] as const;
+export const VOCABULARY = ["guardrail", "guardrails", "profile", "profiles", "ProjectProfile", "ProjectProfiles", "quota", "quotas", "ResourceQuota", "LimitRange", "podSecurity", "podSecurityWarn", "podSecurityAudit", "securityContextDefaults", "allowedRegistries", "allowedClasses", "SetAlways", "RequireAlways", "pod-defaults", "pod-rules"] as const;
 
 // ## The names
 //
@@ -78,10 +78,15 @@ export type NetworkPolicy = {
   metadata: GuardrailMetadata;
   spec: {
     podSelector: Record<string, never>;
-    policyTypes: ["Ingress"];
-    ingress: [{ from: ({ podSelector: Record<string, never> } | { namespaceSelector: NamespaceSelector })[] }];
+    policyTypes: ["Ingress"] | ["Ingress", "Egress"];
+    ingress: [{ from: Peer[] }];
+    egress?: { to: Peer[]; ports?: { protocol: "UDP" | "TCP"; port: number }[] }[];
   };
 };
+type Peer =
+  | { podSelector: Record<string, never> }
+  | { namespaceSelector: NamespaceSelector | { matchLabels: Record<string, string> }; podSelector?: { matchLabels: Record<string, string> } }
+  | { ipBlock: { cidr: string } };
 
 /** A guardrail as observed and kept while its profile cannot be read: whatever spec it has. */
 type KeptGuardrail = { apiVersion: string; kind: GuardrailKind; metadata: GuardrailMetadata; spec: Record<string, unknown> };
@@ -93,6 +98,49 @@ export type Guardrail = ResourceQuota | LimitRange | NetworkPolicy | KeptGuardra
 export const DEFAULT_PROFILE = "default";
 export const PROFILE_LABEL = "agrrh.com/profile";
 export const POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce";
+export const POD_SECURITY_WARN_LABEL = "pod-security.kubernetes.io/warn";
+export const POD_SECURITY_AUDIT_LABEL = "pod-security.kubernetes.io/audit";
+const POD_SECURITY_LABELS = [POD_SECURITY_LABEL, POD_SECURITY_WARN_LABEL, POD_SECURITY_AUDIT_LABEL] as const;
+// The rules of \`pods\` the API server itself applies to every Pod, and to
+// every Pod template, of the Namespace: k8s.yaml's pod-defaults and
+// pod-rules admission policies read them off the Namespace
+// (\`namespaceObject\`), which no tenant can write, so they cost one policy
+// each, whatever the number of Projects, and no webhook on the Pod path.
+export const RULE_ANNOTATIONS = {
+  profile: "agrrh.com/profile",
+  imagePullPolicy: "agrrh.com/image-pull-policy",
+  securityContextDefaults: "agrrh.com/security-context-defaults",
+  allowedRegistries: "agrrh.com/allowed-registries",
+  nodeSelector: "agrrh.com/node-selector",
+  allowedStorageClasses: "agrrh.com/allowed-storage-classes",
+  allowedIngressClasses: "agrrh.com/allowed-ingress-classes",
+  allowedPriorityClasses: "agrrh.com/allowed-priority-classes",
+  allowedRuntimeClasses: "agrrh.com/allowed-runtime-classes",
+} as const;
+export const CLASS_KINDS = ["storage", "ingress", "priority", "runtime"] as const;
+const CLASS_ANNOTATIONS = {
+  storage: RULE_ANNOTATIONS.allowedStorageClasses,
+  ingress: RULE_ANNOTATIONS.allowedIngressClasses,
+  priority: RULE_ANNOTATIONS.allowedPriorityClasses,
+  runtime: RULE_ANNOTATIONS.allowedRuntimeClasses,
+} as const;
+export const MAX_CLASSES = 16;
+export const MAX_NODE_SELECTOR = 16;
+// A label's key and value, as the API server checks them on a Pod's nodeSelector.
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+// A class's name is a DNS-1123 subdomain; an IPv4 or IPv6 block in CIDR form.
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const CIDR = /^([0-9]{1,3}(\.[0-9]{1,3}){3}\/[0-9]{1,2}|[0-9a-fA-F:]+\/[0-9]{1,3})$/;
+export const DNS_NAMESPACE = "kube-system";
+export const DNS_POD_LABELS = { "k8s-app": "kube-dns" } as const;
+export const IMAGE_PULL_POLICIES = ["SetAlways", "RequireAlways"] as const;
+export const SECURITY_CONTEXT_DEFAULTS = ["Restricted"] as const;
+export const MAX_REGISTRIES = 16;
+// A prefix ends with / so that registry.example.com/ cannot be met by
+// registry.example.com.evil.io/…; nothing in it that the annotation's
+// separator, a space, or a shell could split.
+export const REGISTRY_PREFIX = /^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?(\/[-a-z0-9._]+)*\/$/;
 export const POD_SECURITY_LEVELS = ["privileged", "baseline", "restricted"] as const;
 export const GUARDRAIL_NAMES = { ResourceQuota: "project-quota", LimitRange: "project-limits", NetworkPolicy: "project-isolation" } as const;
 type GuardrailKind = keyof typeof GUARDRAIL_NAMES;
@@ -153,7 +201,13 @@ export const PROFILE_RULES = {
   limitedResource: `default requests and limits are for ${LIMITED_RESOURCES.join(", ")} only`,
   requestOverLimit: "a default request is at most the default limit of the same resource",
   admittedNamespace: `networkPolicy.allowFromNamespaces lists at most ${MAX_ADMITTED_NAMESPACES} namespace names, each once`,
-  podSecurity: `podSecurity is one of ${POD_SECURITY_LEVELS.join(", ")}`,
+  podSecurity: `podSecurity, podSecurityWarn and podSecurityAudit are each one of ${POD_SECURITY_LEVELS.join(", ")}`,
+  imagePullPolicy: `pods.imagePullPolicy is ${IMAGE_PULL_POLICIES.join(" or ")}`,
+  securityContextDefaults: `pods.securityContextDefaults is ${SECURITY_CONTEXT_DEFAULTS.join(" or ")}`,
+  registry: `pods.allowedRegistries lists at most ${MAX_REGISTRIES} image name prefixes, each once, each a registry host and optional path ending in /, such as registry.example.com/team/`,
+  classes: `each list of allowedClasses (${CLASS_KINDS.join(", ")}) names at most ${MAX_CLASSES} classes, each once`,
+  nodeSelector: `pods.nodeSelector holds at most ${MAX_NODE_SELECTOR} node labels, each a label key and value`,
+  egress: `networkPolicy.egress.toNamespaces lists at most ${MAX_ADMITTED_NAMESPACES} namespace names and toCIDRs at most ${MAX_ADMITTED_NAMESPACES} address blocks, such as 10.0.0.0/8, each once`,
   most: `a profile lists at most ${MAX_QUANTITIES} quantities in each map`,
 } as const;
 
@@ -199,6 +253,9 @@ const quantities = (keyRule: (key: string) => boolean, keyMessage: string) =>
   );
 const isQuotaResource = (key: string) => (QUOTA_RESOURCES as readonly string[]).includes(key) || QUALIFIED_QUOTA_RESOURCE.test(key);
 const isCounted = (key: string) => (COUNTED_RESOURCES as readonly string[]).includes(key) || key.includes("/");
+/** A list of at most `most` strings, each once. */
+const names = (item: v.GenericSchema<string, string>, most: number, message: string) =>
+  v.pipe(v.array(item), v.maxLength(most, message), v.check((list) => new Set(list).size === list.length, message));
 const isLimitedResource = (key: string) => (LIMITED_RESOURCES as readonly string[]).includes(key);
 
 export const ProfileSpec = v.looseObject({
@@ -232,9 +289,43 @@ export const ProfileSpec = v.looseObject({
           v.check((names) => new Set(names).size === names.length, PROFILE_RULES.admittedNamespace),
         ),
       ),
+      egress: v.optional(
+        v.looseObject({
+          toNamespaces: v.optional(names(v.pipe(v.string(PROFILE_RULES.egress), v.regex(DNS1123_LABEL, PROFILE_RULES.egress), v.maxLength(63, PROFILE_RULES.egress)), MAX_ADMITTED_NAMESPACES, PROFILE_RULES.egress)),
+          toCIDRs: v.optional(names(v.pipe(v.string(PROFILE_RULES.egress), v.regex(CIDR, PROFILE_RULES.egress)), MAX_ADMITTED_NAMESPACES, PROFILE_RULES.egress)),
+        }),
+      ),
     }),
   ),
+  allowedClasses: v.optional(
+    v.looseObject(
+      Object.fromEntries(
+        CLASS_KINDS.map((kind) => [kind, v.optional(names(v.pipe(v.string(PROFILE_RULES.classes), v.regex(DNS1123_SUBDOMAIN, PROFILE_RULES.classes)), MAX_CLASSES, PROFILE_RULES.classes))]),
+      ) as Record<(typeof CLASS_KINDS)[number], v.OptionalSchema<ReturnType<typeof names>, undefined>>,
+    ),
+  ),
   podSecurity: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
+  podSecurityWarn: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
+  podSecurityAudit: v.optional(v.picklist(POD_SECURITY_LEVELS, PROFILE_RULES.podSecurity)),
+  pods: v.optional(
+    v.looseObject({
+      imagePullPolicy: v.optional(v.picklist(IMAGE_PULL_POLICIES, PROFILE_RULES.imagePullPolicy)),
+      securityContextDefaults: v.optional(v.picklist(SECURITY_CONTEXT_DEFAULTS, PROFILE_RULES.securityContextDefaults)),
+      allowedRegistries: v.optional(
+        v.pipe(
+          v.array(v.pipe(v.string(PROFILE_RULES.registry), v.maxLength(253, PROFILE_RULES.registry), v.regex(REGISTRY_PREFIX, PROFILE_RULES.registry))),
+          v.maxLength(MAX_REGISTRIES, PROFILE_RULES.registry),
+          v.check((prefixes) => new Set(prefixes).size === prefixes.length, PROFILE_RULES.registry),
+        ),
+      ),
+      nodeSelector: v.optional(
+        v.pipe(
+          v.record(v.pipe(v.string(), v.regex(LABEL_KEY, PROFILE_RULES.nodeSelector)), v.pipe(v.string(PROFILE_RULES.nodeSelector), v.regex(LABEL_VALUE, PROFILE_RULES.nodeSelector))),
+          v.check((selector) => Object.keys(selector).length <= MAX_NODE_SELECTOR, PROFILE_RULES.nodeSelector),
+        ),
+      ),
+    }),
+  ),
 });
 export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
 
@@ -280,12 +371,60 @@ function guardrailsFor(namespace: string, profileName: string, profile: ProfileS
       metadata: metadata("NetworkPolicy"),
       spec: {
         podSelector: {},
-        policyTypes: ["Ingress"],
         ingress: [{ from: [{ podSelector: {} }, ...fromNamespaces.map((namespaceSelector) => ({ namespaceSelector }))] }],
+        ...egressOf(networkPolicy.egress),
       },
     });
   }
   return guardrails;
+}
+
+// Egress, where the profile limits it: to the cluster's DNS, to the
+// Project's own Namespace, and to what the profile lists; nothing else.
+function egressOf(egress: NonNullable<ProfileSpec["networkPolicy"]>["egress"]): Pick<NetworkPolicy["spec"], "policyTypes" | "egress"> {
+  if (!egress) return { policyTypes: ["Ingress"] };
+  const { toNamespaces = [], toCIDRs = [] } = egress;
+  const dns: Peer = { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": DNS_NAMESPACE } }, podSelector: { matchLabels: { ...DNS_POD_LABELS } } };
+  const listed: Peer[] = [
+    ...(toNamespaces.length ? [{ namespaceSelector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: toNamespaces }] } } as Peer] : []),
+    ...toCIDRs.map((cidr): Peer => ({ ipBlock: { cidr } })),
+  ];
+  return {
+    policyTypes: ["Ingress", "Egress"],
+    egress: [
+      { to: [dns], ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] },
+      { to: [{ podSelector: {} }, ...listed] },
+    ],
+  };
+}
+
+/** The Namespace's Pod Security labels: warn and audit at the level of enforce unless the profile says otherwise. */
+function podSecurityLabels(profile: ProfileSpec): Record<string, string> | undefined {
+  const { podSecurity, podSecurityWarn = podSecurity, podSecurityAudit = podSecurity } = profile;
+  const levels = [podSecurity, podSecurityWarn, podSecurityAudit];
+  const labels = Object.fromEntries(POD_SECURITY_LABELS.flatMap((label, at) => (levels[at] ? [[label, levels[at]]] : [])));
+  return Object.keys(labels).length ? labels : undefined;
+}
+
+/** The Namespace's annotations that the pod admission policies read: the profile's `pods` rules, and its name for their refusals. */
+function ruleAnnotations(profileName: string, profile: ProfileSpec): Record<string, string> {
+  const { imagePullPolicy, securityContextDefaults, allowedRegistries, nodeSelector } = profile.pods ?? {};
+  // Lists are joined with spaces, which no name, prefix or label holds.
+  const rules: Record<string, string | undefined> = {
+    [RULE_ANNOTATIONS.imagePullPolicy]: imagePullPolicy,
+    [RULE_ANNOTATIONS.securityContextDefaults]: securityContextDefaults,
+    [RULE_ANNOTATIONS.allowedRegistries]: allowedRegistries?.join(" "),
+    [RULE_ANNOTATIONS.nodeSelector]: nodeSelector && Object.entries(nodeSelector).map(([key, value]) => `${key}=${value}`).join(" "),
+    ...Object.fromEntries(CLASS_KINDS.map((kind) => [CLASS_ANNOTATIONS[kind], profile.allowedClasses?.[kind]?.join(" ")])),
+  };
+  const set = Object.entries(rules).filter((rule): rule is [string, string] => rule[1] !== undefined);
+  return set.length ? { [RULE_ANNOTATIONS.profile]: profileName, ...Object.fromEntries(set) } : {};
+}
+
+/** Those labels and annotations as observed, kept while the profile cannot be read. */
+function observedOf(keys: readonly string[], found: Record<string, string> | null | undefined): Record<string, string> | undefined {
+  const kept = Object.fromEntries(keys.flatMap((key) => (found?.[key] === undefined ? [] : [[key, found[key]]])));
+  return Object.keys(kept).length ? kept : undefined;
 }
 
 function asObservedIfEqual(wanted: Quantities, observed: unknown): Quantities {
@@ -316,19 +455,32 @@ function guardrailsAsObserved(namespace: string, children: ObservedGuardrails): 
 }
 
 // The profile every Project gets unless it names another, while no
-// ProjectProfile `default` replaces it: modest limits for a team's
-// development work, Pod Security `baseline` (no privileged pods, no host
-// namespaces or paths), and isolation from other namespaces. Built in, not
-// shipped in k8s.yaml, so that re-applying k8s.yaml never undoes what an
-// admin made of `default`.
+// ProjectProfile `default` replaces it: what the Kubernetes multi-tenancy
+// benchmarks (kubectl-mtb, profile level 2) ask of a tenant's Namespace.
+// Modest limits for a team's development work, on cpu, memory and the
+// node's disk, and on the count of each kind of object; Pod Security
+// `restricted`, warned of and audited at the same level; every image pulled
+// afresh, so that a Pod cannot run another tenant's private image from a
+// node's cache; and isolation from other namespaces. Built in, not shipped
+// in k8s.yaml, so that re-applying k8s.yaml never undoes what an admin made
+// of `default` (docs/operating.md's upgrade notes give the earlier one, to
+// keep).
 export const BUILT_IN_PROFILE: ProfileSpec = {
   resourceQuota: {
     hard: {
       "requests.cpu": "2",
       "requests.memory": "4Gi",
+      "requests.ephemeral-storage": "4Gi",
       "limits.cpu": "4",
       "limits.memory": "8Gi",
+      "limits.ephemeral-storage": "8Gi",
       pods: "20",
+      services: "10",
+      replicationcontrollers: "5",
+      // The Namespace's own, project-quota: more are the admins' to give.
+      resourcequotas: "1",
+      secrets: "50",
+      configmaps: "50",
       persistentvolumeclaims: "5",
       "requests.storage": "20Gi",
       // Services that open the cluster to the outside are the admins' to give.
@@ -336,11 +488,18 @@ export const BUILT_IN_PROFILE: ProfileSpec = {
       "services.nodeports": "0",
     },
   },
-  // With limits.cpu and limits.memory in the quota, a container without
-  // limits would be refused; these defaults let it in, counted.
-  limitRange: { defaultRequest: { cpu: "100m", memory: "128Mi" }, default: { cpu: "500m", memory: "512Mi" } },
+  // With the quota's limits, a container without limits would be refused;
+  // these defaults let it in, counted.
+  limitRange: {
+    defaultRequest: { cpu: "100m", memory: "128Mi", "ephemeral-storage": "256Mi" },
+    default: { cpu: "500m", memory: "512Mi", "ephemeral-storage": "1Gi" },
+  },
   networkPolicy: { allowFromNamespaces: [] },
-  podSecurity: "baseline",
+  podSecurity: "restricted",
+  // `restricted` needs fields most Pods leave unset; filled in where unset,
+  // a Pod that sets none of them is admitted, and one that asks for more
+  // (root, a capability, privilege escalation) is still refused.
+  pods: { imagePullPolicy: "SetAlways", securityContextDefaults: "Restricted" },
 };
 
 type ProfileReading = { spec: ProfileSpec; problem?: undefined } | { spec?: undefined; problem: Readiness };
@@ -428,14 +587,16 @@ export const guardrails: Feature<typeof spec, typeof children, typeof related> =
   plan: ({ spec, namespace, observed, children, related }) => {
     const profileName = profileNameOf(spec);
     const profile = readProfile(profileName, related, observed ? namespace : undefined);
-    const podSecurity = profile.spec ? profile.spec.podSecurity : observed?.metadata?.labels?.[POD_SECURITY_LABEL];
+    const labels = profile.spec ? podSecurityLabels(profile.spec) : observedOf(POD_SECURITY_LABELS, observed?.metadata?.labels);
+    const annotations = profile.spec ? ruleAnnotations(profileName, profile.spec) : observedOf(Object.values(RULE_ANNOTATIONS), observed?.metadata?.annotations);
     const wanted = profile.spec ? guardrailsFor(namespace, profileName, profile.spec, children) : guardrailsAsObserved(namespace, children);
     const applied = profile.spec ? profileName : wanted.map((guardrail) => guardrail.metadata.labels[PROFILE_LABEL]).find(Boolean);
     return {
       children: wanted,
       guards: wanted.filter((guardrail) => GUARDING.includes(guardrail.kind)),
       remake: profile.problem ? [] : wanted.filter((guardrail) => narrowedByHand(children, guardrail)),
-      labels: podSecurity ? { [POD_SECURITY_LABEL]: podSecurity } : undefined,
+      labels,
+      annotations,
       status: applied ? { profile: applied } : undefined,
       unavailable: profile.problem,
       waiting: {

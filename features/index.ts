@@ -100,6 +100,8 @@ export type Plan = {
   /** Labels of the Project's own Namespace; and of every Namespace it owns, those of older names too. */
   labels?: Record<string, string>;
   everyNamespaceLabels?: Record<string, string>;
+  /** Annotations of the Project's own Namespace, besides the core's. */
+  annotations?: Record<string, string>;
   status?: Record<string, unknown>;
   /** The spec breaks the feature's rules: reported before the Namespace's own state. */
   invalid?: Readiness;
@@ -188,6 +190,7 @@ export function planFeatures(view: View) {
   return {
     everyNamespaceLabels: Object.assign({}, ...plans.map((plan) => plan.everyNamespaceLabels)) as Record<string, string>,
     labels: Object.assign({}, ...plans.map((plan) => plan.labels)) as Record<string, string>,
+    annotations: Object.assign({}, ...plans.map((plan) => plan.annotations)) as Record<string, string>,
     refuse: (namespace: Namespace) => FEATURES.map((feature) => feature.refuse?.(namespace)).find(Boolean),
     invalid: plans.find((plan) => plan.invalid)?.invalid,
     unavailable: plans.find((plan) => plan.unavailable)?.unavailable,

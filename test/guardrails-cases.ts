@@ -2,7 +2,7 @@
 // profile must agree on: the CRD at admission (admission.test.ts) and `sync`,
 // for profiles admitted before the rules (sync.test.ts). Each bad case names
 // the rule it breaks, so both can be held to saying why in the same words.
-import { MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, PROFILE_RULES } from "../features/guardrails.ts";
+import { MAX_ADMITTED_NAMESPACES, MAX_QUANTITIES, MAX_CLASSES, MAX_REGISTRIES, PROFILE_RULES } from "../features/guardrails.ts";
 
 export type ProfileCase = { what: string; spec: Record<string, unknown>; breaks?: keyof typeof PROFILE_RULES };
 
@@ -51,4 +51,26 @@ export const PROFILE_CASES: ProfileCase[] = [
   },
   { what: "a Pod Security level", spec: { podSecurity: "restricted" } },
   { what: "a Pod Security level that does not exist", spec: { podSecurity: "lenient" }, breaks: "podSecurity" },
+  { what: "warn and audit levels stricter than the one enforced", spec: { podSecurity: "baseline", podSecurityWarn: "restricted", podSecurityAudit: "restricted" } },
+  { what: "a warn level that does not exist", spec: { podSecurityWarn: "strict" }, breaks: "podSecurity" },
+  { what: "every pod rule", spec: { pods: { imagePullPolicy: "RequireAlways", securityContextDefaults: "Restricted", allowedRegistries: ["registry.example.com/", "ghcr.io/acme/", "localhost:5000/"] } } },
+  { what: "pull policies set to Always", spec: { pods: { imagePullPolicy: "SetAlways" } } },
+  { what: "a pull policy the rule does not know", spec: { pods: { imagePullPolicy: "Always" } }, breaks: "imagePullPolicy" },
+  { what: "security context defaults of a level there are none for", spec: { pods: { securityContextDefaults: "Baseline" } }, breaks: "securityContextDefaults" },
+  { what: "a registry without the closing /, which registry.example.com.evil.io would meet", spec: { pods: { allowedRegistries: ["registry.example.com"] } }, breaks: "registry" },
+  { what: "a registry with a space, the annotation's separator", spec: { pods: { allowedRegistries: ["registry.example.com/a b/"] } }, breaks: "registry" },
+  { what: "a registry allowed twice", spec: { pods: { allowedRegistries: ["ghcr.io/", "ghcr.io/"] } }, breaks: "registry" },
+  { what: "a node selector", spec: { pods: { nodeSelector: { "kubernetes.io/os": "linux", pool: "tenants" } } } },
+  { what: "a node selector whose value cannot be a label's", spec: { pods: { nodeSelector: { pool: "a b" } } }, breaks: "nodeSelector" },
+  { what: "a node selector whose key cannot be a label's", spec: { pods: { nodeSelector: { "a=b": "c" } } }, breaks: "nodeSelector" },
+  { what: "allowed classes of every kind", spec: { allowedClasses: { storage: ["standard", "fast.example.com"], ingress: ["nginx"], priority: ["low"], runtime: ["gvisor"] } } },
+  { what: "no class allowed of a kind", spec: { allowedClasses: { storage: [] } } },
+  { what: "a class named twice", spec: { allowedClasses: { ingress: ["nginx", "nginx"] } }, breaks: "classes" },
+  { what: "a class that cannot be a name", spec: { allowedClasses: { priority: ["Low_Priority"] } }, breaks: "classes" },
+  { what: `${MAX_CLASSES + 1} classes`, spec: { allowedClasses: { runtime: Array.from({ length: MAX_CLASSES + 1 }, (_, index) => `r${index}`) } }, breaks: "classes" },
+  { what: "egress to the Namespace itself and DNS only", spec: { networkPolicy: { egress: {} } } },
+  { what: "egress to namespaces and address blocks", spec: { networkPolicy: { egress: { toNamespaces: ["monitoring"], toCIDRs: ["10.0.0.0/8", "fd00::/8"] } } } },
+  { what: "egress to an address block that is none", spec: { networkPolicy: { egress: { toCIDRs: ["10.0.0.0"] } } }, breaks: "egress" },
+  { what: "egress to a namespace named twice", spec: { networkPolicy: { egress: { toNamespaces: ["a", "a"] } } }, breaks: "egress" },
+  { what: `${MAX_REGISTRIES + 1} registries`, spec: { pods: { allowedRegistries: Array.from({ length: MAX_REGISTRIES + 1 }, (_, index) => `r${index}.example.com/`) } }, breaks: "registry" },
 ];

@@ -9,12 +9,17 @@ import {
   DEFAULT_PROFILE,
   LIMIT_RANGES,
   NETWORK_POLICIES,
+  POD_SECURITY_AUDIT_LABEL,
   POD_SECURITY_LABEL,
+  POD_SECURITY_WARN_LABEL,
   PROFILE,
   PROFILE_LABEL,
   PROFILE_RULES,
   PROFILES as PROFILES_GROUP,
   RESOURCE_QUOTAS,
+  RULE_ANNOTATIONS,
+  COUNTED_RESOURCES,
+  LIMITED_RESOURCES,
   compareQuantities,
   guardrails,
   type Guardrail,
@@ -119,9 +124,61 @@ describe("guardrails from the Project's profile", () => {
     assert.equal(answer.status.profile, "default");
   });
 
-  test("the Namespace enforces the profile's Pod Security level from its creation", () => {
+  test("the Namespace enforces the profile's Pod Security level from its creation, and warns and audits at the same level", () => {
     const answer = sync(shop(), namespaces(), profiles(), at);
-    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline" });
+    const levels = { [POD_SECURITY_LABEL]: "baseline", [POD_SECURITY_WARN_LABEL]: "baseline", [POD_SECURITY_AUDIT_LABEL]: "baseline" };
+    assert.deepEqual(namespaceIn(answer)?.metadata.labels, { [PROJECT_LABEL]: "shop", ...levels });
+  });
+
+  test("a profile's egress lets pods reach the cluster's DNS, their own Namespace and what it lists, and nothing else; without it, egress is not limited", () => {
+    const isolationOf = (spec: Record<string, unknown>) =>
+      guardrailsIn(sync(shop(), active(), related({}, { default: spec }), at)).find((guardrail) => guardrail.kind === "NetworkPolicy") as NetworkPolicy;
+    const limited = isolationOf({ networkPolicy: { egress: { toNamespaces: ["monitoring"], toCIDRs: ["10.0.0.0/8"] } } });
+    assert.deepEqual(limited.spec.policyTypes, ["Ingress", "Egress"]);
+    assert.deepEqual(limited.spec.egress, [
+      { to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }], ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] },
+      { to: [{ podSelector: {} }, { namespaceSelector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["monitoring"] }] } }, { ipBlock: { cidr: "10.0.0.0/8" } }] },
+    ]);
+    assert.deepEqual(isolationOf({ networkPolicy: { egress: {} } }).spec.egress?.[1], { to: [{ podSelector: {} }] }, "only the Namespace itself, and DNS");
+    const open = isolationOf({ networkPolicy: {} });
+    assert.deepEqual(open.spec.policyTypes, ["Ingress"]);
+    assert.equal(open.spec.egress, undefined);
+  });
+
+  test("the profile's node selector and allowed classes become the Namespace's annotations, lists space-separated", () => {
+    const spec = { pods: { nodeSelector: { pool: "tenants", "kubernetes.io/os": "linux" } }, allowedClasses: { storage: ["standard", "fast"], ingress: ["nginx"], priority: [], runtime: ["gvisor"] } };
+    const annotations = namespaceIn(sync(shop(), namespaces(), related({}, { default: spec }), at))?.metadata.annotations;
+    assert.deepEqual(annotations, {
+      ...DEFAULT_ANNOTATIONS,
+      [RULE_ANNOTATIONS.profile]: "default",
+      [RULE_ANNOTATIONS.nodeSelector]: "pool=tenants kubernetes.io/os=linux",
+      [RULE_ANNOTATIONS.allowedStorageClasses]: "standard fast",
+      [RULE_ANNOTATIONS.allowedIngressClasses]: "nginx",
+      [RULE_ANNOTATIONS.allowedPriorityClasses]: "",
+      [RULE_ANNOTATIONS.allowedRuntimeClasses]: "gvisor",
+    });
+  });
+
+  test("a profile that warns and audits at a stricter level than it enforces announces a tightening before it refuses", () => {
+    const announcing = related({}, { default: { podSecurity: "baseline", podSecurityWarn: "restricted", podSecurityAudit: "restricted" } });
+    const labels = namespaceIn(sync(shop(), namespaces(), announcing, at))?.metadata.labels;
+    assert.deepEqual(labels, { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline", [POD_SECURITY_WARN_LABEL]: "restricted", [POD_SECURITY_AUDIT_LABEL]: "restricted" });
+    const warnOnly = namespaceIn(sync(shop(), namespaces(), related({}, { default: { podSecurityWarn: "restricted" } }), at))?.metadata.labels;
+    assert.deepEqual(warnOnly, { [PROJECT_LABEL]: "shop", [POD_SECURITY_WARN_LABEL]: "restricted" }, "no level is enforced that the profile does not name");
+  });
+
+  test("the profile's pod rules become the Namespace's annotations, where the admission policies read them, with the profile's name for their refusals", () => {
+    const pods = { imagePullPolicy: "RequireAlways", securityContextDefaults: "Restricted", allowedRegistries: ["registry.example.com/", "ghcr.io/acme/"] };
+    const annotations = namespaceIn(sync(shop({ profile: "strict" }), namespaces(), related({}, { strict: { pods } }), at))?.metadata.annotations;
+    assert.deepEqual(annotations, {
+      ...DEFAULT_ANNOTATIONS,
+      [RULE_ANNOTATIONS.profile]: "strict",
+      [RULE_ANNOTATIONS.imagePullPolicy]: "RequireAlways",
+      [RULE_ANNOTATIONS.securityContextDefaults]: "Restricted",
+      [RULE_ANNOTATIONS.allowedRegistries]: "registry.example.com/ ghcr.io/acme/",
+    });
+    const none = namespaceIn(sync(shop({ profile: "strict" }), namespaces(), related({}, { strict: {} }), at))?.metadata.annotations;
+    assert.deepEqual(none, DEFAULT_ANNOTATIONS, "a rule taken out of the profile is taken off the Namespace");
   });
 
   test("the quota and the isolation come in the answer that asks for the Namespace, which Metacontroller makes first; the LimitRange, which it would make before, in the next", () => {
@@ -272,10 +329,10 @@ describe("guardrails from the Project's profile", () => {
     });
   });
 
-  test("while its profile is missing, a Project keeps its guardrails and Pod Security label exactly as observed", () => {
+  test("while its profile is missing, a Project keeps its guardrails, Pod Security labels and pod rules exactly as observed", () => {
     const onLarge = { profile: "large" };
     Object.assign(onLarge, { members: dana }); // feature: members
-    const large = related({}, { large: everyGuardrail });
+    const large = related({}, { large: { ...everyGuardrail, pods: { allowedRegistries: ["registry.example.com/"] } } });
     const observed = applied(sync(shop(onLarge), applied(sync(shop(onLarge), active(), large, at)), large, at));
     (observed[RESOURCE_QUOTAS]![`${SHOP}/project-quota`]!["spec"] as any).hard.pods = "7";
     const answer = sync(shop({ ...onLarge, ...annotationsSpec("changed") }), observed, related({}, {}), at);
@@ -283,8 +340,8 @@ describe("guardrails from the Project's profile", () => {
     assert.match(ready(answer).message, new RegExp(`^ProjectProfile large does not exist, so Namespace ${escaped(SHOP)} keeps the guardrails it has`));
     assert.deepEqual(namespaceIn(answer)?.metadata, {
       name: SHOP,
-      labels: { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline" },
-      annotations: DEFAULT_ANNOTATIONS,
+      labels: { [PROJECT_LABEL]: "shop", [POD_SECURITY_LABEL]: "baseline", [POD_SECURITY_WARN_LABEL]: "baseline", [POD_SECURITY_AUDIT_LABEL]: "baseline" },
+      annotations: { ...DEFAULT_ANNOTATIONS, [RULE_ANNOTATIONS.profile]: "large", [RULE_ANNOTATIONS.allowedRegistries]: "registry.example.com/" },
     });
     assert.equal(quotaIn(answer)?.spec.hard["pods"], "7", "as observed, not as any profile says");
     assert.deepEqual(kinds(answer).slice(1, 4), ["ResourceQuota project-quota", "LimitRange project-limits", "NetworkPolicy project-isolation"]);
@@ -308,8 +365,29 @@ describe("guardrails from the Project's profile", () => {
     const answer = sync(shop(), active(), related({}, {}), at);
     assert.deepEqual(quotaIn(answer)?.spec, BUILT_IN_PROFILE.resourceQuota);
     assert.equal(namespaceIn(answer)?.metadata.labels[POD_SECURITY_LABEL], BUILT_IN_PROFILE.podSecurity);
+    assert.equal(namespaceIn(answer)?.metadata.annotations[RULE_ANNOTATIONS.imagePullPolicy as never], "SetAlways");
     assert.equal(answer.status.profile, DEFAULT_PROFILE);
     assert.equal(ready(sync(shop({ profile: "large" }), active(), related({}, {}), at)).reason, "ProfileNotFound", "a profile named, and missing, is not replaced");
+  });
+
+  // What kubectl-mtb's 19 benchmarks at level 2 ask of a tenant's Namespace
+  // (docs/operating.md, "Multi-tenancy benchmarks"): the e2e holds the same
+  // on a real API server.
+  test("the built-in default is what the multi-tenancy benchmarks ask: restricted everywhere, quotas on every resource they name, images pulled afresh", () => {
+    const { resourceQuota, limitRange, podSecurity, podSecurityWarn = podSecurity, podSecurityAudit = podSecurity, pods } = BUILT_IN_PROFILE;
+    assert.deepEqual([podSecurity, podSecurityWarn, podSecurityAudit], ["restricted", "restricted", "restricted"]);
+    assert.deepEqual(pods, { imagePullPolicy: "SetAlways", securityContextDefaults: "Restricted" });
+    const hard = resourceQuota!.hard;
+    for (const counted of COUNTED_RESOURCES) assert.ok(hard[counted] !== undefined, `a quota on ${counted}`);
+    for (const resource of LIMITED_RESOURCES) {
+      for (const kind of ["requests", "limits"] as const) assert.ok(hard[`${kind}.${resource}`] !== undefined, `a quota on ${kind}.${resource}`);
+      // A container that states nothing gets defaults the quota accepts, many times over.
+      const [request, limit] = [limitRange!.defaultRequest![resource]!, limitRange!.default![resource]!];
+      assert.ok(compareQuantities(request, limit) <= 0 && compareQuantities(limit, hard[`limits.${resource}`]!) < 0, resource);
+      assert.ok(compareQuantities(request, hard[`requests.${resource}`]!) < 0, resource);
+    }
+    assert.equal(hard["services.nodeports"], "0");
+    assert.equal(hard["services.loadbalancers"], "0");
   });
 
   test("a profile that breaks its rules is reported with where and why, and the guardrails are kept", () => {
