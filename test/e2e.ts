@@ -1902,6 +1902,13 @@ export async function runE2e(options: E2eOptions): Promise<number> {
           const hookOf = async () => must(["get", "compositecontroller", controller.metadata.name, "-o", "jsonpath={.spec.hooks.sync.webhook.url}"]);
           const syncHook = hookUrl ? `${hookUrl}${new URL(controller.spec.hooks.sync.webhook.url).pathname}` : controller.spec.hooks.sync.webhook.url;
           assert.equal(await hookOf(), syncHook, "the hook URL given");
+          // A plain apply of k8s.yaml's CompositeController over the URL the
+          // chart set is refused, and the URL stays.
+          if (hookUrl) {
+            const plain = await kubectl(["apply", "-f", "-"], yamlOf(controller));
+            assert.deepEqual([plain.ok, /apply those instead/.test(plain.stderr)], [false, true], plain.stderr);
+            assert.equal(await hookOf(), syncHook, "the hook URL after a plain apply");
+          }
           const before = project(`e2e-${RUN}-helm`);
           await create(before);
           await waitForReady(before.metadata.name);
