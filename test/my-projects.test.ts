@@ -9,7 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
 import { GROUP, PARENT } from "../sync.ts";
+import { KREW_MANIFEST, PLUGIN_FILE, pluginArchive, sha256 } from "./krew.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/kubectl-my_projects", import.meta.url));
 const RESOURCE = `${PARENT.plural}.${GROUP}`;
@@ -80,5 +82,25 @@ describe("kubectl my-projects", () => {
     assert.equal(readFileSync(SCRIPT, "utf8").split("\n")[0], "#!/bin/sh");
     assert.equal(spawnSync("sh", ["-n", SCRIPT]).status, 0);
     assert.ok((spawnSync("stat", ["-c", "%a", SCRIPT], { encoding: "utf8" }).stdout.trim() as string).endsWith("5"), "executable by all");
+  });
+});
+
+describe("kubectl my-projects: its krew manifest", () => {
+  const manifest = parse(readFileSync(KREW_MANIFEST, "utf8"));
+  const [platform] = manifest.spec.platforms;
+
+  test("it names the archive npm run krew makes of the script as it is now, by its SHA-256: run npm run krew after any change to the script, and copy the sum", async () => {
+    assert.equal(platform.sha256, sha256(await pluginArchive()));
+  });
+
+  test("the archive is the same bytes every time", async () => {
+    assert.deepEqual(await pluginArchive(), await pluginArchive());
+  });
+
+  test("krew installs the script as the command kubectl runs for the plugin's name, at the package's version", () => {
+    assert.equal(`kubectl-${manifest.metadata.name.replaceAll("-", "_")}`, PLUGIN_FILE);
+    assert.equal(`scripts/${PLUGIN_FILE}`, SCRIPT.slice(SCRIPT.lastIndexOf("scripts/")));
+    assert.deepEqual([platform.bin, platform.files], [PLUGIN_FILE, [{ from: PLUGIN_FILE, to: "." }]]);
+    assert.equal(manifest.spec.version, `v${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}`);
   });
 });
