@@ -1894,6 +1894,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
 
         await uninstallLeavingNothing();
         await helm(["install", release, CHART_DIRECTORY, "-n", releaseNamespace, ...set({ hookUrl })]);
+        let failure: unknown;
         try {
           await must(["wait", "--for=condition=Established", `crd/${CRDS.parent}`, `--timeout=${TIMEOUT}`]);
           await admitsProjects();
@@ -1949,12 +1950,20 @@ export async function runE2e(options: E2eOptions): Promise<number> {
           const quota = ["get", "resourcequota", GUARDRAIL_NAMES.ResourceQuota, "-n", namespaceNameFor(after.metadata.name), "-o", "jsonpath={.spec.hard.pods}"];
           await eventually(`a new Project's quota holds the admin's ${pods} pods`, async () => (await kubectl(quota)).stdout === pods);
           // end feature: guardrails
-        } finally {
-          // As the chart's NOTES say: the uninstall first, whose guards
-          // helm's delete would not pass, then helm forgets the release.
+        } catch (caught) {
+          failure = caught;
+        }
+        // As the chart's NOTES say: the uninstall first, whose guards helm's
+        // delete would not pass, then helm forgets the release. After a
+        // failure too, which is what the step reports.
+        try {
           await uninstallLeavingNothing();
           await helm(["uninstall", release, "-n", releaseNamespace]);
+        } catch (cleanup) {
+          if (failure === undefined) throw cleanup;
+          error(`     (the release's uninstall after that failure failed too: ${String(cleanup)})`);
         }
+        if (failure !== undefined) throw failure;
         assert.deepEqual((await helm(["list", "-n", releaseNamespace, "-q"])).split("\n").filter((name) => name === release), [], "helm forgot the release");
       });
     }
