@@ -1,4 +1,4 @@
-// scripts/kubectl-my_projects, the plugin developers install to see the
+// scripts/kubectl-my_projects, the plugin people install to see the
 // Projects they are in, run against a kubectl stand-in that records each
 // call: what it asks the API server, with the caller's own flags every time,
 // and what it prints. e2e step 53 runs it, installed, against a real one.
@@ -58,11 +58,11 @@ describe("kubectl my-projects", () => {
   });
 
   test("any other gets the Projects their rules name, each once and in order, asked with their own flags", () => {
-    const run = myProjects(["--as", "dana"], { rules: "shop\napp\nshop\n" });
+    const run = myProjects(["--as", "ann"], { rules: "shop\napp\nshop\n" });
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.calls.length, 3);
-    assert.match(run.calls[1]!, /^create --validate=false -f - --as dana -o go-template=/);
-    assert.equal(run.calls[2], `get ${RESOURCE} app shop --as dana`);
+    assert.match(run.calls[1]!, /^create --validate=false -f - --as ann -o go-template=/);
+    assert.equal(run.calls[2], `get ${RESOURCE} app shop --as ann`);
     assert.equal(run.stdout, "NAME\napp\nshop\n");
   });
 

@@ -214,10 +214,11 @@ describe("README: the commands it names", () => {
     assert.deepEqual([...new Set(named.filter((script) => !(script in scripts)))], []);
   });
 
-  test("Make it your own names the command that fills .cache/runtimes for an offline e2e, and it is that one", () => {
+  test("Make it your own names the command that fills .cache/runtimes and .cache/helm for an offline e2e, and it is that one", () => {
     const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout"));
-    assert.match(guide.replace(/\s+/g, " "), /`\.cache\/runtimes` holds the Node 24 the Deployment runs on: `npm run runtime-cache` fetches it/);
-    assert.equal(scripts["runtime-cache"], "tsx test/runtime-cache.ts");
+    assert.match(guide.replace(/\s+/g, " "), /`\.cache\/runtimes` holds the Node 24 the Deployment runs on, and `\.cache\/helm` the helm the e2e's chart step runs: `npm run runtime-cache` fetches it and builds helm/);
+    assert.equal(scripts["runtime-cache"], "tsx test/runtime-cache.ts && tsx test/helm.ts");
+    assert.match(readFileSync(new URL("local-e2e.sh", import.meta.url), "utf8"), /test\/helm\.ts/, "the e2e reads the same helm");
     assert.match(readFileSync(new URL("local-plane.sh", import.meta.url), "utf8"), /test\/runtime-cache\.ts/, "the e2e reads the same cache");
   });
 });
