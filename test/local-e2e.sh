@@ -9,10 +9,11 @@
 # Metacontroller's last lines about the run before stopping them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# helm for the chart's step, built from its Go module the first time (which
-# needs the Go module proxy: `npm run runtime-cache` builds it beforehand).
-HELM=$(node --import tsx test/helm.ts)
 source test/local-plane.sh
 local_plane_up e2e "$PWD/.cache/local-k8s" 'e2e-'
+# helm for the chart's step, built from its Go module the first time (which
+# needs the Go module proxy: `npm run runtime-cache` builds it beforehand),
+# once there is a plane to run it on.
+HELM=$(node --import tsx test/helm.ts)
 
 HELM=$HELM WEBHOOK_URL=$webhook_url WEBHOOK_LOG=$logs/webhook.log METACONTROLLER_LOG=$logs/metacontroller.log E2E_REQUIRE_CLUSTER=1 timeout 900 node --import tsx test/e2e.ts
