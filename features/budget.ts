@@ -147,7 +147,7 @@ export type Place = {
   apiVersion: typeof PLACE.apiVersion;
   kind: typeof PLACE.kind;
   metadata: { name: string; labels: Record<string, string> };
-  spec: { project: string; place: number } | { requester: string; groups: string; held: number; limit: number; contact: string };
+  spec: { requester: string; project: string; place: number } | { requester: string; groups: string; held: number; limit: number; contact: string };
 };
 
 // The API server evaluates the budget policy once for each spent place its
@@ -176,11 +176,13 @@ function numberOf(name: string, hash: string): number | undefined {
   return /^[1-9][0-9]*$/.test(suffix) ? Number(suffix) : undefined;
 }
 
-const place = (hash: string, project: string, number: number): Place => ({
+// The requester is written out for `kubectl get projectplaces` alone: sync
+// reads whose a place is from its name, never from its spec.
+const place = (hash: string, requester: string, project: string, number: number): Place => ({
   apiVersion: PLACE.apiVersion,
   kind: PLACE.kind,
   metadata: { name: placeNameFor(hash, number), labels: { [REQUESTER_HASH_LABEL]: hash } },
-  spec: { project, place: number },
+  spec: { requester, project, place: number },
 });
 
 const requesterOf = (project: Budgeted) => project.metadata.annotations?.[REQUESTER_ANNOTATION];
@@ -227,7 +229,7 @@ export const budget: Feature<{}, typeof children, typeof related> = {
     const status = { budget: { requester, ...(limit === undefined ? {} : { limit }), contact } };
     const own = Object.keys(children[PLACES]);
     const mine = own.map((placeName) => numberOf(placeName, hash)).find((number) => number !== undefined);
-    const holding = mine === undefined ? [] : [place(hash, name, mine)];
+    const holding = mine === undefined ? [] : [place(hash, requester, name, mine)];
     // A budget that cannot be read keeps the Project's place, written whole
     // (Metacontroller's merge would strip what an answer leaves out): one
     // given up while the budget was briefly gone would go to another.
@@ -267,9 +269,9 @@ export const budget: Feature<{}, typeof children, typeof related> = {
     // One that has a Namespace without a place (made while its requester was
     // unlimited, or before the budget) keeps everything, and takes the first
     // free place, so that it counts.
-    if (observed) return { children: [place(hash, name, free)], guards: [], status };
+    if (observed) return { children: [place(hash, requester, name, free)], guards: [], status };
     if (held < limit) {
-      const claim = place(hash, name, free);
+      const claim = place(hash, requester, name, free);
       return { children: [claim], prerequisites: [claim], guards: [], status };
     }
     return {

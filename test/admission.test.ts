@@ -117,6 +117,40 @@ describe("admission: a stray delete keeps the install", () => {
 });
 
 
+// An overlay (or the chart's hookUrl) points the hooks at a webhook outside
+// the cluster; a plain `kubectl apply -f k8s.yaml` afterwards would write the
+// Service's URL back, and nothing would be reconciled where no pod answers.
+describe("admission: a plain apply over an overlay keeps the hooks' URL", () => {
+  const policy = policyNamed("hook-url");
+  const controller = find("CompositeController");
+  const withSync = (url: string) => ({ ...controller, spec: { ...controller.spec, hooks: { ...controller.spec.hooks, sync: { webhook: { ...controller.spec.hooks.sync.webhook, url } } } } });
+  const OUTSIDE = "http://127.0.0.1:8080/sync";
+  const updating = (oldObject: any, object: any) =>
+    admit(policy, { operation: "UPDATE", resource: { group: "metacontroller.k8s.io", resource: "compositecontrollers" }, name: controller.metadata.name, oldObject, object, username: "admin" });
+
+  test("k8s.yaml applied over hooks an overlay moved is refused, saying to apply the overlay or the chart, and how to move them back on purpose", () => {
+    const refused = updating(withSync(OUTSIDE), controller);
+    assert.equal(refused.allowed, false);
+    assert.match(String(refused.message), new RegExp(`at ${OUTSIDE}, and this would point it back at the webhook's Service, ${controller.spec.hooks.sync.webhook.url.replace(/[.]/g, "\\.")}`));
+    assert.match(String(refused.message), /apply those instead \(docs\/operating\.md, Install settings\)/);
+    assert.equal(updating(withSync(OUTSIDE), annotatedAsTold(controller, refused.message)).allowed, true, "annotated as told");
+  });
+
+  test("moving the hooks out, to another outside webhook, or keeping them where they are, is admitted", () => {
+    assert.equal(updating(controller, withSync(OUTSIDE)).allowed, true, "out, as the overlay does");
+    assert.equal(updating(withSync(OUTSIDE), withSync("http://10.0.0.7:9000/sync")).allowed, true, "to another");
+    assert.equal(updating(controller, controller).allowed, true, "kept in the cluster");
+    assert.equal(updating(withSync(OUTSIDE), withSync(OUTSIDE)).allowed, true, "kept outside");
+  });
+
+  test("the Service it guards is the one k8s.yaml's hooks call, and it is bound to deny", () => {
+    const service = evaluateCel(policy.spec.variables.find((variable: any) => variable.name === "service").expression, {});
+    assert.equal(service, `${new URL(controller.spec.hooks.sync.webhook.url).origin}/`);
+    assert.deepEqual(policy.spec.matchConstraints.resourceRules[0].resourceNames, [controller.metadata.name]);
+    assertBoundToDeny(policy);
+  });
+});
+
 describe("admission: the status sync writes survives pruning", () => {
   // The API server drops status fields its schema does not declare.
   function assertDeclared(value: unknown, schema: any, path: string) {

@@ -322,7 +322,7 @@ describe("admission: a developer who holds all they may is refused", () => {
     assert.equal(
       message,
       "dana@example.com holds 3 Projects and may hold 3 (ProjectBudget default), so no more can be created. Delete one of them " +
-        "(kubectl auth can-i --list shows those you are in), or ask the platform team for a larger budget.",
+        "(kubectl my-projects shows those you are in), or ask the platform team for a larger budget.",
     );
   });
 

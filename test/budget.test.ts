@@ -66,7 +66,7 @@ function theirs(name: string, { requester = DANA, groups = DEVELOPERS } = {}): P
 /** Place `n` of `requester`, held by Project `holder`, spelled as sync must ask for it: named after the requester, and nothing else of theirs in it. */
 function placeOf(n: number, holder: string, requester = DANA): Place {
   const hash = hashOf(requester);
-  return { apiVersion: API_VERSION, kind: "ProjectPlace", metadata: { name: `${hash}-${n}`, labels: { [REQUESTER_HASH_LABEL]: hash } }, spec: { project: holder, place: n } };
+  return { apiVersion: API_VERSION, kind: "ProjectPlace", metadata: { name: `${hash}-${n}`, labels: { [REQUESTER_HASH_LABEL]: hash } }, spec: { requester, project: holder, place: n } };
 }
 
 /** The place that says `requester` holds all they may, spelled as sync must ask for it. */
@@ -164,6 +164,17 @@ describe("budget: the names", () => {
   test("the feature's refusals are its own, and it adds no reason", () => {
     assert.deepEqual(budgetFeature.refusals, ["OverBudget", "InvalidBudget"]);
     assert.deepEqual(budgetFeature.reasons, []);
+  });
+
+  // The column reads the spec, as printer columns can: a place's hashed
+  // label would show a developer's name as fifty characters of base 36.
+  test("kubectl get projectplaces shows the REQUESTER of every place, held or spent, as the CRD's column reads it", () => {
+    const { find } = readManifest();
+    const column = find("CustomResourceDefinition", `${PLACE.kind.toLowerCase()}s.${GROUP}`).spec.versions[0].additionalPrinterColumns.find((each: { name: string }) => each.name === "Requester");
+    assert.equal(column?.jsonPath, ".spec.requester");
+    const places = placesIn(syncOf(theirs("dana-3"), { own: [placeOf(3, "dana-3")], others: held(1, 2) }));
+    assert.deepEqual(places.map((place) => place.metadata.name), [`${hashOf(DANA)}-3`, spentNameFor(hashOf(DANA))]);
+    assert.deepEqual(places.map((place) => place.spec.requester), [DANA, DANA]);
   });
 
   test("a budget gives at most 250 Projects by number", () => {

@@ -13,8 +13,10 @@ core=$(realpath -m "../$(basename "$PWD")-core")
 rm -rf "$core"
 trap 'rm -rf "$core"' EXIT
 git clone -q . "$core"
-# The Node 24 the e2e runs the webhook on, as step 3 of CI installed it here.
+# The Node 24 the e2e runs the webhook on, as step 3 of CI installed it here,
+# and the helm its chart step runs, as step 6a built it.
 [ -d .cache/runtimes ] && mkdir -p "$core/.cache" && cp -a .cache/runtimes "$core/.cache/"
+[ -d .cache/helm ] && mkdir -p "$core/.cache" && cp -a .cache/helm "$core/.cache/"
 plane=$(realpath -m "${LOCAL_CONTROL_PLANE:-../shared/local-control-plane}")
 cd "$core"
 npm ci --no-audit --no-fund --loglevel=error

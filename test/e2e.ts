@@ -31,7 +31,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parse, stringify } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
 import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL, RULE_ANNOTATIONS } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES, memberRoleNameFor } from "../features/members.ts"; // feature: members
@@ -41,6 +41,7 @@ import { COPY_OF_ANNOTATION, SHAREABLE_LABEL, SHARED_BY_LABEL } from "../feature
 import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf } from "../features/budget.ts"; // feature: budget
 import { BUNDLE_FILE, DEPENDENCIES_FILE, MANIFEST_PATH, PROM_CLIENT_FILE, readManifest } from "./manifest.ts";
 import { METRICS_PATH } from "../main.ts";
+import { CHART_DIRECTORY } from "./chart.ts";
 import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
 
 import { describeObject, kubectlProcess, kubectlProxy, pluginProcess, type KubeObject, type Kubectl, type Plugin } from "./kubectl.ts";
@@ -62,6 +63,8 @@ export interface E2eOptions {
   apiProxy?: () => Promise<{ url: string; stop: () => void }>;
   /** Runs a kubectl plugin as a person does: the plugins docs/cluster.md installs. */
   plugin?: Plugin;
+  /** A helm binary, for the chart's step; without one, that step says it did not run. */
+  helm?: string | undefined;
   /** The webhook's log, and Metacontroller's, where the run can read them: what they must not hold is checked. */
   webhookLog?: string | undefined;
   metacontrollerLog?: string | undefined;
@@ -178,8 +181,8 @@ class Refusal extends Error {}
 
 /** Runs the e2e once and resolves with its exit code. */
 // feature: members
-/** kubectl my-projects, exactly as docs/cluster.md has a reader install it. */
-const MY_PROJECTS = /kubectl-my_projects <<'EOF'.*\n([\s\S]*?)^EOF$/m.exec(readFileSync(new URL("../docs/cluster.md", import.meta.url), "utf8"))?.[1] ?? "";
+/** The command docs/cluster.md gives to install kubectl my-projects, from this clone. */
+const MY_PROJECTS_INSTALL = /^\$ (.*\binstall\b.*scripts\/kubectl-my_projects.*)$/m.exec(readFileSync(new URL("../docs/cluster.md", import.meta.url), "utf8"))?.[1] ?? "";
 // end feature: members
 
 export async function runE2e(options: E2eOptions): Promise<number> {
@@ -377,10 +380,14 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         }
         await create(object);
       }
-      // Established is not yet admitted: the admission policies learn a new
-      // kind's schema a moment later, and until then the API server answers
-      // a Project's create 503 ("Resource kind ... not found"). A server-side
-      // dry run waits for that, and any other refusal fails at once.
+      await admitsProjects();
+    }
+
+    // Established is not yet admitted: the admission policies learn a new
+    // kind's schema a moment later, and until then the API server answers
+    // a Project's create 503 ("Resource kind ... not found"). A server-side
+    // dry run waits for that, and any other refusal fails at once.
+    async function admitsProjects(): Promise<void> {
       await eventually("the API server admits a Project", async () => {
         const dryRun = await kubectl(["create", "--dry-run=server", "-f", "-"], stringify(project(`${PROJECT}-dry-run`)));
         if (!dryRun.ok && !dryRun.stderr.includes("ServiceUnavailable")) throw new Error(`a Project's dry-run create was refused: ${dryRun.stderr.trim()}`);
@@ -1590,11 +1597,13 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.ok(promoted.replace(/\s+/g, " ").includes(MEMBER_RULES.ownServiceAccount), promoted);
     });
 
-    // What kubectl my-projects shows, as docs/cluster.md installs it: the
-    // run plays each person by the flags they would give it.
+    // What kubectl my-projects shows, installed by the command docs/cluster.md
+    // gives: the run plays each person by the flags they would give it.
     await step("53. kubectl my-projects: a developer in two of five Projects (by name, and through a Group) sees those two, a ServiceAccount member its one, an outsider none, a cluster admin all five", async () => {
       assert.ok(options.plugin, "no way to run a kubectl plugin was given");
-      assert.match(MY_PROJECTS, /SelfSubjectRulesReview/, "docs/cluster.md installs kubectl-my_projects from a heredoc");
+      assert.ok(MY_PROJECTS_INSTALL, "docs/cluster.md gives the command that installs scripts/kubectl-my_projects");
+      // Installed by that command, then run as a person runs it.
+      const myProjects = `${MY_PROJECTS_INSTALL}\nexec kubectl my-projects "$@"\n`;
       const finder = `e2e-${RUN}-finder`;
       const finders = `e2e-${RUN}-finders`;
       const lister = `system:serviceaccount:e2e-${RUN}-ci:lister`;
@@ -1608,7 +1617,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       for (const each of five) await create(each);
       for (const each of five) await waitForReady(each.metadata.name);
       const shown = async (as: string[]) => {
-        const result = await options.plugin!(MY_PROJECTS, as, interrupted);
+        const result = await options.plugin!(myProjects, as, interrupted);
         assert.ok(result.ok, `kubectl my-projects ${as.join(" ")}: ${result.stderr}`);
         return { names: result.stdout.split("\n").slice(1).filter(Boolean).map((line) => line.split(/\s+/)[0]).sort(), result };
       };
@@ -1621,7 +1630,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const outsider = await shown(["--as", OUTSIDER]);
       assert.deepEqual([outsider.names, outsider.result.stderr.trim()], [[], "No resources found"]);
       // A flag kubectl does not take fails the command, with kubectl's word for it, never as an empty answer.
-      const mistyped = await options.plugin!(MY_PROJECTS, ["--as", finder, "--no-such-flag"], interrupted);
+      const mistyped = await options.plugin!(myProjects, ["--as", finder, "--no-such-flag"], interrupted);
       assert.deepEqual([mistyped.ok, /unknown flag: --no-such-flag/.test(mistyped.stderr), mistyped.stderr.includes("No resources found")], [false, true, false], mistyped.stderr);
       const everyone = (await shown([])).names;
       assert.deepEqual(names(0, 1, 2, 3, 4).filter((name) => !everyone.includes(name)), [], "a cluster admin sees every Project");
@@ -2091,7 +2100,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const one = await createAs(asSpender, memberProject(`e2e-${RUN}-spend-more`, [{ kind: "User", name: SPENDER, role: "admin" }]));
       assert.equal(one.ok, false, "a create at the limit was admitted");
       assert.match(one.stderr, spent(SPENDERS_GET));
-      assert.match(one.stderr, /Delete one of them \(kubectl auth can-i --list shows those you are in\), or ask .+ for a larger budget\./);
+      assert.match(one.stderr, /Delete one of them \(kubectl my-projects shows those you are in\), or ask .+ for a larger budget\./);
     });
 
     await step(`46. ${LEAD}, also in a group with a budget of ${LEADS_GET}, gets ${SPENDERS_GET + 1}; a holder of administer is in no budget`, async () => {
@@ -2243,6 +2252,30 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       });
     }
 
+    // `npm run uninstall` of whatever is installed, however it was: the run's
+    // Projects go with it, and nothing of the install is left.
+    async function uninstallLeavingNothing(): Promise<void> {
+      // Nobody plays the kubelet for the integrations' teardowns. // feature: integrations
+      for (const object of created.filter((candidate) => candidate.kind === PARENT.kind)) await liftProtection(object, interrupted);
+      await uninstall({ kubectl: options.kubectl, yes: true, log: () => {}, signal: interrupted, timeout: TIMEOUT });
+      // Of what the run made, the install, its Projects and the bindings
+      // of its roles are the uninstall's to delete; the rest is the run's.
+      const installRoles = manifest.filter((object) => object.kind === "ClusterRole").map((object) => object.metadata.name);
+      const theUninstalls = (object: KubeObject) =>
+        manifest.some((one) => describeObject(one) === describeObject(object)) ||
+        object.kind === PARENT.kind ||
+        installRoles.includes((object as { roleRef?: { name: string } }).roleRef?.name ?? "");
+      for (const object of [...created].reverse()) {
+        if (!(await exists(object))) created.splice(created.indexOf(object), 1);
+        else if (theUninstalls(object)) throw new Error(`npm run uninstall left ${describeObject(object)}`);
+        else await liftProtection(object, interrupted).then(() => remove(object));
+      }
+      const ours = (name: string) => name.includes(GROUP) || name === `namespace/${INSTALL_NAMESPACE}` || name.startsWith(`namespace/${NAMESPACE_PREFIX}`);
+      const kinds = "namespaces,customresourcedefinitions,clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings,mutatingadmissionpolicies,mutatingadmissionpolicybindings";
+      const left = (await must(["get", kinds, "-o", "name"])).split("\n").filter(ours);
+      assert.deepEqual(left, [], "what npm run uninstall left");
+    }
+
     // An admin who uninstalls and installs again, on the same API server:
     // `npm run uninstall` leaves nothing, and every guard enforces the new
     // install at once. (While the guards read a ConfigMap as their params,
@@ -2252,25 +2285,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await step("52. npm run uninstall leaves nothing, and installed again, twice, on the same API server, a new Project gets Ready", async () => {
         for (const round of [1, 2]) {
           const started = Date.now();
-          // Nobody plays the kubelet for the integrations' teardowns. // feature: integrations
-          for (const object of created.filter((candidate) => candidate.kind === PARENT.kind)) await liftProtection(object, interrupted);
-          await uninstall({ kubectl: options.kubectl, yes: true, log: () => {}, signal: interrupted, timeout: TIMEOUT });
-          // Of what the run made, the install, its Projects and the bindings
-          // of its roles are the uninstall's to delete; the rest is the run's.
-          const installRoles = manifest.filter((object) => object.kind === "ClusterRole").map((object) => object.metadata.name);
-          const theUninstalls = (object: KubeObject) =>
-            manifest.some((one) => describeObject(one) === describeObject(object)) ||
-            object.kind === PARENT.kind ||
-            installRoles.includes((object as { roleRef?: { name: string } }).roleRef?.name ?? "");
-          for (const object of [...created].reverse()) {
-            if (!(await exists(object))) created.splice(created.indexOf(object), 1);
-            else if (theUninstalls(object)) throw new Error(`npm run uninstall left ${describeObject(object)}`);
-            else await liftProtection(object, interrupted).then(() => remove(object));
-          }
-          const ours = (name: string) => name.includes(GROUP) || name === `namespace/${INSTALL_NAMESPACE}` || name.startsWith(`namespace/${NAMESPACE_PREFIX}`);
-          const kinds = "namespaces,customresourcedefinitions,clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings,mutatingadmissionpolicies,mutatingadmissionpolicybindings";
-          const left = (await must(["get", kinds, "-o", "name"])).split("\n").filter(ours);
-          assert.deepEqual(left, [], "what npm run uninstall left");
+          await uninstallLeavingNothing();
           const uninstalled = Date.now();
           await install();
           await must(["wait", "--for=condition=Established", `crd/${CRDS.parent}`, `--timeout=${TIMEOUT}`]);
@@ -2290,6 +2305,108 @@ export async function runE2e(options: E2eOptions): Promise<number> {
           await waitForReady(again.metadata.name);
           log(`     (round ${round}: uninstalled in ${((uninstalled - started) / 1000).toFixed(1)}s, installed and Ready ${((Date.now() - uninstalled) / 1000).toFixed(1)}s later)`);
         }
+      });
+    }
+
+    // The Helm chart, made from k8s.yaml by npm run manifest, on the same API
+    // server once the run's own install is uninstalled: installed, upgraded
+    // over an admin's settings with changed values, and taken off as its
+    // NOTES say (npm run uninstall, then helm uninstall), each checked as
+    // the kubectl path is above. Only a release this run made is touched.
+    if (!installed && !options.helm) log("-    74. the Helm chart: not run, as no HELM was given (npm run test:e2e:local builds one)");
+    if (!installed && options.helm) {
+      await step("74. the Helm chart renders k8s.yaml; helm install gets a Project Ready; helm upgrade keeps an admin's settings and applies changed values; npm run uninstall, then helm uninstall, leave nothing", async () => {
+        const helmProcess = kubectlProcess(options.helm);
+        const helm = async (args: string[]) => {
+          const result = await helmProcess(args, undefined, interrupted);
+          if (!result.ok) throw new Error(`helm ${args.join(" ")} failed:\n${result.stderr.trim()}`);
+          return result.stdout;
+        };
+        const release = `e2e-${RUN}`;
+        const releaseNamespace = "default";
+        const values = parse(readFileSync(`${CHART_DIRECTORY}values.yaml`, "utf8"));
+        const hookUrl = webhookUrl ? new URL(webhookUrl).origin : "";
+        const set = (settings: Record<string, string | number>) => Object.entries(settings).flatMap(([key, value]) => ["--set", `${key}=${value}`]);
+
+        // Rendered with its defaults, the chart is k8s.yaml, object for object.
+        const server = JSON.parse(await must(["version", "-o", "json"])).serverVersion.gitVersion;
+        const rendered = parseAllDocuments(await helm(["template", release, CHART_DIRECTORY, "--kube-version", server])).map((document) => document.toJS() as KubeObject).filter(Boolean);
+        const byName = (objects: KubeObject[]) => Object.fromEntries(objects.map((object) => [describeObject(object), object]));
+        assert.deepEqual(byName(rendered), byName(manifestObjects(undefined)), "helm template of the chart's defaults is k8s.yaml");
+
+        await uninstallLeavingNothing();
+        await helm(["install", release, CHART_DIRECTORY, "-n", releaseNamespace, ...set({ hookUrl })]);
+        let failure: unknown;
+        try {
+          await must(["wait", "--for=condition=Established", `crd/${CRDS.parent}`, `--timeout=${TIMEOUT}`]);
+          await admitsProjects();
+          for (const object of manifestObjects(undefined)) assert.ok(await exists(object), `helm installed ${describeObject(object)}`);
+          const controller = manifestObjects(undefined).find((object) => object.kind === "CompositeController") as unknown as { metadata: { name: string }; spec: { hooks: { sync: { webhook: { url: string } } } } };
+          const hookOf = async () => must(["get", "compositecontroller", controller.metadata.name, "-o", "jsonpath={.spec.hooks.sync.webhook.url}"]);
+          const syncHook = hookUrl ? `${hookUrl}${new URL(controller.spec.hooks.sync.webhook.url).pathname}` : controller.spec.hooks.sync.webhook.url;
+          assert.equal(await hookOf(), syncHook, "the hook URL given");
+          // A plain apply of k8s.yaml's CompositeController over the URL the
+          // chart set is refused, and the URL stays.
+          if (hookUrl) {
+            const plain = await kubectl(["apply", "-f", "-"], yamlOf(controller));
+            assert.deepEqual([plain.ok, /apply those instead/.test(plain.stderr)], [false, true], plain.stderr);
+            assert.equal(await hookOf(), syncHook, "the hook URL after a plain apply");
+          }
+          const before = project(`e2e-${RUN}-helm`);
+          await create(before);
+          await waitForReady(before.metadata.name);
+
+          // What an admin sets beside the install, as in step 51.
+          // feature: guardrails
+          const pods = String(Number(BUILT_IN_PROFILE.resourceQuota?.hard["pods"] ?? 0) + 7);
+          await create({ apiVersion: PROFILE.apiVersion, kind: PROFILE.kind, metadata: { name: DEFAULT_PROFILE }, spec: { ...BUILT_IN_PROFILE, resourceQuota: { hard: { ...BUILT_IN_PROFILE.resourceQuota?.hard, pods } } } });
+          // end feature: guardrails
+          // feature: budget
+          const projects = BUILT_IN_BUDGET.projects + 2;
+          await create({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: BUDGET.name }, spec: { projects, contact: `the e2e run ${RUN}` } });
+          // end feature: budget
+          // feature: members
+          const developers = clusterRoleBinding(`e2e-${RUN}-helm-developers`, REQUESTER_ROLE, { kind: "Group", name: DEVELOPERS });
+          await create(developers);
+          // end feature: members
+
+          const replicas = values.replicas + 1;
+          const memory = "640Mi";
+          await helm(["upgrade", release, CHART_DIRECTORY, "-n", releaseNamespace, ...set({ hookUrl, replicas, "resources.limits.memory": memory })]);
+          const deployment = ["get", "deployment", WEBHOOK_DEPLOYMENT, "-n", INSTALL_NAMESPACE, "-o"];
+          assert.equal(await must([...deployment, "jsonpath={.spec.replicas}"]), String(replicas), "the upgrade's replicas");
+          assert.equal(await must([...deployment, "jsonpath={.spec.template.spec.containers[0].resources.limits.memory}"]), memory, "the upgrade's memory limit");
+          assert.equal(await hookOf(), syncHook, "the hook URL, given again");
+          // feature: guardrails
+          assert.equal(await must(["get", PROFILE.plural, DEFAULT_PROFILE, "-o", "jsonpath={.spec.resourceQuota.hard.pods}"]), pods);
+          // end feature: guardrails
+          // feature: budget
+          assert.equal(await must(["get", BUDGET.kind.toLowerCase(), BUDGET.name, "-o", "jsonpath={.spec.projects}"]), String(projects));
+          // end feature: budget
+          assert.ok(await exists(developers), "the admin's binding"); // feature: members
+          await waitForReady(before.metadata.name);
+          const after = project(`e2e-${RUN}-helm-upgraded`);
+          await create(after);
+          await waitForReady(after.metadata.name);
+          // feature: guardrails
+          const quota = ["get", "resourcequota", GUARDRAIL_NAMES.ResourceQuota, "-n", namespaceNameFor(after.metadata.name), "-o", "jsonpath={.spec.hard.pods}"];
+          await eventually(`a new Project's quota holds the admin's ${pods} pods`, async () => (await kubectl(quota)).stdout === pods);
+          // end feature: guardrails
+        } catch (caught) {
+          failure = caught;
+        }
+        // As the chart's NOTES say: the uninstall first, whose guards helm's
+        // delete would not pass, then helm forgets the release. After a
+        // failure too, which is what the step reports.
+        try {
+          await uninstallLeavingNothing();
+          await helm(["uninstall", release, "-n", releaseNamespace]);
+        } catch (cleanup) {
+          if (failure === undefined) throw cleanup;
+          error(`     (the release's uninstall after that failure failed too: ${String(cleanup)})`);
+        }
+        if (failure !== undefined) throw failure;
+        assert.deepEqual((await helm(["list", "-n", releaseNamespace, "-q"])).split("\n").filter((name) => name === release), [], "helm forgot the release");
       });
     }
   } catch (failure) {
@@ -2338,6 +2455,7 @@ if (import.meta.filename === process.argv[1]) {
     apiProxy: () => kubectlProxy(process.env["KUBECTL"] || undefined),
     plugin: pluginProcess(process.env["KUBECTL"] || undefined),
     webhookUrl: process.env["WEBHOOK_URL"],
+    helm: process.env["HELM"] || undefined,
     webhookLog: process.env["WEBHOOK_LOG"] || undefined,
     metacontrollerLog: process.env["METACONTROLLER_LOG"] || undefined,
     requireCluster: process.env["E2E_REQUIRE_CLUSTER"] === "1",

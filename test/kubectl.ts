@@ -2,7 +2,10 @@
 // scale run) does it through one `Kubectl` function, so that a test can put
 // a recording stand-in in its place and read back every call it made.
 import { execFileSync, spawn } from "node:child_process";
-import { dirname } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
@@ -11,9 +14,9 @@ export type KubectlResult = { ok: boolean; stdout: string; stderr: string; missi
 export type Kubectl = (args: string[], input: string | undefined, signal: AbortSignal) => Promise<KubectlResult>;
 
 /** A process's answer as kubectl's: its output, and whether it exited 0 before the signal cut it off. */
-function run(command: string, args: string[], input: string | undefined, signal: AbortSignal, env?: NodeJS.ProcessEnv): Promise<KubectlResult> {
+function run(command: string, args: string[], input: string | undefined, signal: AbortSignal, env?: NodeJS.ProcessEnv, cwd?: string): Promise<KubectlResult> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { signal, stdio: ["pipe", "pipe", "pipe"], ...(env ? { env } : {}) });
+    const child = spawn(command, args, { signal, stdio: ["pipe", "pipe", "pipe"], ...(env ? { env } : {}), ...(cwd ? { cwd } : {}) });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -51,14 +54,29 @@ export async function kubectlProxy(command = "kubectl"): Promise<{ url: string; 
   return { url, stop: () => child.kill() };
 }
 
-/** A kubectl plugin as a person runs it, `kubectl <plugin> <args>`: the script run with these arguments, `command` first on PATH. */
+/**
+ * A kubectl plugin as a person runs it, `kubectl <plugin> <args>`, or any
+ * command they paste: the script run with these arguments in this clone,
+ * `command` first on PATH. Its home is one of its own, whose ~/.local/bin is
+ * on PATH as on most machines, so that a plugin installed as its docs say
+ * is found there and the reader's own are left alone; kubectl still reads
+ * the reader's kubeconfig.
+ */
 export type Plugin = (script: string, args: string[], signal: AbortSignal) => Promise<KubectlResult>;
 
 export function pluginProcess(command = "kubectl"): Plugin {
   const real = command.includes("/") ? command : execFileSync("sh", ["-c", 'command -v "$0"', command], { encoding: "utf8" }).trim();
-  const env = { ...process.env, PATH: `${dirname(real)}:${process.env["PATH"] ?? ""}` };
+  const home = mkdtempSync(join(tmpdir(), "kubectl-plugins-"));
+  process.once("exit", () => rmSync(home, { recursive: true, force: true }));
+  const env = {
+    ...process.env,
+    KUBECONFIG: process.env["KUBECONFIG"] ?? join(homedir(), ".kube", "config"),
+    HOME: home,
+    PATH: `${join(home, ".local", "bin")}:${dirname(real)}:${process.env["PATH"] ?? ""}`,
+  };
+  const clone = fileURLToPath(new URL("..", import.meta.url));
   // sh reads the script from its input, and takes the arguments after --.
-  return (script, args, signal) => run("sh", ["-s", "--", ...args], script, signal, env);
+  return (script, args, signal) => run("sh", ["-s", "--", ...args], script, signal, env, clone);
 }
 
 export const describeObject = (object: KubeObject) =>

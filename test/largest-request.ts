@@ -216,7 +216,7 @@ function largestPlaces(requester: string): Record<string, unknown> {
     apiVersion: PLACE.apiVersion,
     kind: PLACE.kind,
     metadata: { name: placeNameFor(hash, index + 1), labels: { [REQUESTER_HASH_LABEL]: hash } },
-    spec: { project: LONGEST_NAME, place: index + 1 },
+    spec: { requester, project: LONGEST_NAME, place: index + 1 },
   }));
   places.push({
     apiVersion: PLACE.apiVersion,

@@ -11,5 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/local-plane.sh
 local_plane_up e2e "$PWD/.cache/local-k8s" 'e2e-'
+# helm for the chart's step, built from its Go module the first time (which
+# needs the Go module proxy: `npm run runtime-cache` builds it beforehand),
+# once there is a plane to run it on.
+HELM=$(node --import tsx test/helm.ts)
 
-WEBHOOK_URL=$webhook_url WEBHOOK_LOG=$logs/webhook.log METACONTROLLER_LOG=$logs/metacontroller.log E2E_REQUIRE_CLUSTER=1 timeout 900 node --import tsx test/e2e.ts
+HELM=$HELM WEBHOOK_URL=$webhook_url WEBHOOK_LOG=$logs/webhook.log METACONTROLLER_LOG=$logs/metacontroller.log E2E_REQUIRE_CLUSTER=1 timeout 900 node --import tsx test/e2e.ts

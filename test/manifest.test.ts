@@ -178,10 +178,12 @@ describe("manifest: documents", () => {
 describe("manifest: what kubectl shows", () => {
   // kubectl explain shows a field's description, and nothing for one without.
   // An array's items and a map's values are shown through their own fields.
-  test("kubectl explain describes every field of every CRD", () => {
+  // `kubectl explain project` shows the root's description as the kind's, and
+  // `<empty>` without one.
+  test("kubectl explain describes every CRD's kind and every field of it", () => {
     const undescribed: string[] = [];
     const walk = (schema: any, path: string) => {
-      if (path.includes(".") && !schema.description) undescribed.push(path);
+      if (!schema.description) undescribed.push(path);
       for (const [key, field] of Object.entries<any>(schema.properties ?? {})) if (path.includes(".") || key !== "metadata") walk(field, `${path}.${key}`);
       for (const inner of [schema.items, schema.additionalProperties]) if (typeof inner === "object") walk(inner, `${path}[]`);
     };
@@ -189,6 +191,16 @@ describe("manifest: what kubectl shows", () => {
       for (const version of crd.spec.versions) walk(version.schema.openAPIV3Schema, crd.spec.names.kind);
     }
     assert.deepEqual(undescribed.filter((path) => !path.endsWith("[]")), []);
+  });
+
+  // The API server names a refusal by the path of the schema that holds the
+  // rule, and the root has none: kubectl then prints `<nil>: Invalid value`.
+  test("no refusal of a CRD's rule begins with <nil>: every rule on a kind's root names the field it is about", () => {
+    const unnamed = objects
+      .filter((object) => object.kind === "CustomResourceDefinition")
+      .flatMap((crd) => crd.spec.versions.flatMap((version: any) => version.schema.openAPIV3Schema["x-kubernetes-validations"] ?? []).map((rule: any) => ({ kind: crd.spec.names.kind, ...rule })))
+      .filter((rule) => !rule.fieldPath);
+    assert.deepEqual(unnamed, []);
   });
 });
 

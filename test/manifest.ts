@@ -6,11 +6,13 @@
 // write, so the code in the cluster is provably the repo's.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { Scalar, parseAllDocuments, parseDocument, type YAMLMap } from "yaml";
 import { GROUP, VERSION } from "../sync.ts";
+import { CHART_DIRECTORY, renderChart } from "./chart.ts";
 
 export const MANIFEST_PATH = fileURLToPath(new URL("../k8s.yaml", import.meta.url));
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -230,4 +232,11 @@ if (import.meta.filename === process.argv[1]) {
     writeFileSync(MANIFEST_PATH, after);
     console.log("k8s.yaml: the generated ConfigMaps and the code checksum rewritten");
   }
+  const chart = renderChart(after);
+  const stale = Object.keys(chart).filter((path) => !existsSync(`${CHART_DIRECTORY}${path}`) || readFileSync(`${CHART_DIRECTORY}${path}`, "utf8") !== chart[path]);
+  for (const path of stale) {
+    mkdirSync(dirname(`${CHART_DIRECTORY}${path}`), { recursive: true });
+    writeFileSync(`${CHART_DIRECTORY}${path}`, chart[path]!);
+  }
+  console.log(stale.length ? `chart/: ${stale.join(", ")} written from k8s.yaml` : "chart/ is up to date");
 }

@@ -157,6 +157,25 @@ describe("README", () => {
     for (const [page, text] of Object.entries(pages)) assert.deepEqual([...new Set(needs(text))].filter((version) => version !== installs), [], page);
   });
 
+  // A page that said "before 1.30" reads as a promise that 1.30 will do,
+  // and the advice for older clusters once named one feature's policy alone.
+  test("no page names a Kubernetes older than k8s.yaml's, and cluster.md's advice for older clusters names each document that needs it, with its take-away", () => {
+    const minor = (version: string) => Number(version.split(".")[1]);
+    const installs = /Kubernetes\s+(1\.\d+)\s+or\s+later/.exec(manifest.text.slice(0, 300))?.[1] ?? "";
+    for (const [page, text] of Object.entries(pages)) {
+      const older = [...text.matchAll(/Kubernetes\s+(1\.\d+)/g)].map(([, version]) => version!).filter((version) => minor(version) < minor(installs));
+      assert.deepEqual(older, [], page);
+    }
+    const cluster = pages["docs/cluster.md"]!;
+    const advice = cluster.slice(cluster.indexOf("**An older cluster.**"), cluster.indexOf("\n## 1."));
+    const needing = [...manifest.text.matchAll(/^#\s+- MutatingAdmissionPolicy (\S+)(?:\s+# feature: (\S+))?$/gm)];
+    assert.ok(needing.length > 0 || !manifest.objects.some((object) => object.kind === "MutatingAdmissionPolicy"), "k8s.yaml's contents name its MutatingAdmissionPolicies");
+    for (const [, name, feature] of needing) {
+      assert.match(advice, new RegExp(`MutatingAdmissionPolicy and Binding \`${name!.replace(/\./g, "\\.")}\``), name);
+      assert.ok(feature && advice.includes(`npm run take-away -- ${feature}`), `${name}: its feature's take-away`);
+    }
+  });
+
   test("LICENSE is the license package.json names", () => {
     const { license } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
     assert.equal(readFileSync(new URL("../LICENSE", import.meta.url), "utf8").split("\n")[0], `${license} License`);
@@ -201,10 +220,11 @@ describe("README: the commands it names", () => {
     assert.deepEqual([...new Set(named.filter((script) => !(script in scripts)))], []);
   });
 
-  test("Make it your own names the command that fills .cache/runtimes for an offline e2e, and it is that one", () => {
+  test("Make it your own names the command that fills .cache/runtimes and .cache/helm for an offline e2e, and it is that one", () => {
     const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout"));
-    assert.match(guide.replace(/\s+/g, " "), /`\.cache\/runtimes` holds the Node 24 the Deployment runs on: `npm run runtime-cache` fetches it/);
-    assert.equal(scripts["runtime-cache"], "tsx test/runtime-cache.ts");
+    assert.match(guide.replace(/\s+/g, " "), /`\.cache\/runtimes` holds the Node 24 the Deployment runs on, and `\.cache\/helm` the helm the e2e's chart step runs: `npm run runtime-cache` fetches it and builds helm/);
+    assert.equal(scripts["runtime-cache"], "tsx test/runtime-cache.ts && tsx test/helm.ts");
+    assert.match(readFileSync(new URL("local-e2e.sh", import.meta.url), "utf8"), /test\/helm\.ts/, "the e2e reads the same helm");
     assert.match(readFileSync(new URL("local-plane.sh", import.meta.url), "utf8"), /test\/runtime-cache\.ts/, "the e2e reads the same cache");
   });
 });

@@ -6,6 +6,8 @@ import { describe, test } from "node:test";
 import pluralize from "pluralize";
 import { GROUP, PARENT, namespaceNameFor } from "../sync.ts";
 import { PROFILE } from "../features/guardrails.ts"; // feature: guardrails
+import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
+import { SHAREABLE_LABEL } from "../features/shared.ts"; // feature: shared
 import { standIn, type Call, type Rule } from "./kubectl.ts";
 import { readManifest } from "./manifest.ts";
 import { spawnChild, withTsx } from "./spawn-server.ts";
@@ -188,6 +190,63 @@ describe("uninstall: the guards stay until nothing is left to guard", () => {
     assert.ok(output.includes(`Namespace ${namespaceNameFor("gone")}, of a Project gone already, is still being deleted`), output);
     assert.ok(calls.some((call) => call.args[0] === "wait" && call.args.includes(`namespace/${namespaceNameFor("gone")}`)));
     assert.ok(!calls.some((call) => call.args.includes("namespace/tenant-made")), "one no Project owned");
+  });
+});
+
+describe("uninstall: what is an admin's own", () => {
+  const role = (kind: string, name: string, apiGroups: string[], more: object = {}) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind, metadata: { name, ...more }, rules: [{ apiGroups, resources: ["*"], verbs: ["use"] }] });
+  const theirs = [
+    { when: "^get clusterroles,roles", stdout: list([
+      role("ClusterRole", "use-our-group", [GROUP]),
+      role("ClusterRole", "cluster-admin", ["*"]),
+      role("ClusterRole", `${PARENT.plural}.${GROUP}:shop:reader`, [GROUP], { ownerReferences: [{ apiVersion: `${GROUP}/v1`, kind: PARENT.kind, name: "shop" }] }),
+    ]) },
+    { when: "^get clusterrolebindings,rolebindings", stdout: list([binding("ClusterRoleBinding", "team-uses-our-group", "use-our-group"), binding("ClusterRoleBinding", "cluster-admin", "cluster-admin")]) },
+  ];
+  const DELETE_THEIRS = "delete -f - --ignore-not-found ClusterRoleBinding team-uses-our-group ClusterRole use-our-group";
+
+  test("an admin's own roles naming the install's group, and their bindings, are listed and kept, with the command that deletes them; Metacontroller's and unrelated roles are not theirs", async () => {
+    const { output, changes } = await run(installed(theirs), { yes: true });
+    assert.match(output, /These roles and bindings of yours name the install's resources[^\n]*\n  ClusterRoleBinding team-uses-our-group\n  ClusterRole use-our-group\n/);
+    assert.doesNotMatch(output, /ClusterRole (cluster-admin|.*:shop:reader)/);
+    assert.ok(!changes.some((call) => describeCall(call) === DELETE_THEIRS), "kept under --yes");
+    assert.match(output, /to delete them: kubectl delete clusterrolebinding team-uses-our-group; kubectl delete clusterrole use-our-group$/);
+  });
+
+  test("at a terminal, the admin is offered to delete them too, and a yes deletes them once the install is gone", async () => {
+    const answers = [INSTALL_NAMESPACE, "yes"];
+    const asked: string[] = [];
+    const { changes, refusal } = await run(installed(theirs), { confirm: async (question) => (asked.push(question), answers.shift() ?? "") });
+    assert.equal(refusal, undefined);
+    assert.match(asked[1] ?? "", /Delete those roles and bindings of yours too\?/);
+    assert.equal(describeCall(changes.at(-1)!), DELETE_THEIRS);
+  });
+
+  test("any other answer keeps them", async () => {
+    const answers = [INSTALL_NAMESPACE, "no"];
+    const { changes } = await run(installed(theirs), { confirm: async () => answers.shift() ?? "" });
+    assert.ok(!changes.some((call) => describeCall(call) === DELETE_THEIRS));
+  });
+
+  test("what the admin keeps in the install's Namespaces is listed as theirs, which a reinstall will not have", async () => {
+    const rules: Rule[] = [];
+    // feature: shared
+    rules.push({ when: `^get secrets,configmaps -n ${INSTALL_NAMESPACE} -l ${SHAREABLE_LABEL}=true`, stdout: list([{ apiVersion: "v1", kind: "Secret", metadata: { name: "registry", namespace: INSTALL_NAMESPACE } }]) });
+    // end feature: shared
+    // feature: integrations
+    rules.push({ when: `^get secrets -n ${INTEGRATIONS_NAMESPACE}`, stdout: list([
+      { apiVersion: "v1", kind: "Secret", type: "Opaque", metadata: { name: "gitlab-token", namespace: INTEGRATIONS_NAMESPACE } },
+      { apiVersion: "v1", kind: "Secret", type: "kubernetes.io/service-account-token", metadata: { name: "a-token", namespace: INTEGRATIONS_NAMESPACE } },
+      { apiVersion: "v1", kind: "Secret", type: "Opaque", metadata: { name: "handed-over", namespace: INTEGRATIONS_NAMESPACE, ownerReferences: [{ apiVersion: `${GROUP}/v1`, kind: PARENT.kind, name: "shop" }] } },
+    ]) });
+    // end feature: integrations
+    const { output } = await run(installed(rules), { yes: true });
+    const theirs = output.split("\n").filter((line) => / (a source the|credentials the)/.test(line));
+    assert.deepEqual(theirs, [
+      `  Secret ${INSTALL_NAMESPACE}/registry, a source the Projects' profiles share`, // feature: shared
+      `  Secret ${INTEGRATIONS_NAMESPACE}/gitlab-token, credentials the integrations run with`, // feature: integrations
+    ]);
+    if (theirs.length) assert.match(output, /these are yours, and a reinstall will not have them/);
   });
 });
 

@@ -30,6 +30,7 @@ import { GROUP, PARENT } from "../sync.ts";
 import { PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { BUDGET, PLACE } from "../features/budget.ts"; // feature: budget
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
+import { SHAREABLE_LABEL } from "../features/shared.ts"; // feature: shared
 import { describeObject, kubectlProcess, type KubeObject, type Kubectl } from "./kubectl.ts";
 import { readManifest } from "./manifest.ts";
 
@@ -86,6 +87,10 @@ type Plan = {
   bindings: KubeObject[];
   custom: string[];
   install: KubeObject[];
+  /** An admin's own roles that name the install's resources, with their bindings: kept unless they say so. */
+  ownRoles: KubeObject[];
+  /** What an admin keeps in the install's Namespaces, which goes with them and a reinstall will not have. */
+  ownData: { object: KubeObject; what: string }[];
 };
 
 const identity = (object: { kind: string; metadata: { name: string; namespace?: string } }) => `${object.kind} ${object.metadata.namespace ?? ""}/${object.metadata.name}`;
@@ -114,7 +119,36 @@ async function survey(run: (args: string[], input?: string) => Promise<string>, 
     .filter((namespace: any) => namespace.metadata.deletionTimestamp && ownedByAProject(namespace))
     .map((namespace: any) => namespace.metadata.name)
     .filter((name: string) => !projects.some((project: { namespace?: string }) => project.namespace === name));
-  return { projects, going, bindings: bindings.map(reference), custom, install };
+  const ownRoles = await rolesOfTheirOwn(run, ownedByAProject);
+  const ownData: Plan["ownData"] = [];
+  const items = async (args: string[]) => JSON.parse((await tolerant(args)) || '{"items":[]}').items as (KubeObject & { type?: string })[];
+  // feature: shared
+  for (const source of await items(["get", "secrets,configmaps", "-n", INSTALL_NAMESPACE, "-l", `${SHAREABLE_LABEL}=true`, "-o", "json"])) {
+    ownData.push({ object: reference(source), what: "a source the Projects' profiles share" });
+  }
+  // end feature: shared
+  // feature: integrations
+  for (const secret of await items(["get", "secrets", "-n", INTEGRATIONS_NAMESPACE, "-o", "json"])) {
+    if (!ownedByAProject(secret) && secret.type !== "kubernetes.io/service-account-token") ownData.push({ object: reference(secret), what: "credentials the integrations run with" });
+  }
+  // end feature: integrations
+  return { projects, going, bindings: bindings.map(reference), custom, install, ownRoles, ownData };
+}
+
+// A role an admin wrote that names the install's group (to let a team use
+// one of its kinds, say) grants nothing once the install is gone, and all it
+// granted again at a reinstall; Metacontroller's own, made for a Project,
+// go with it.
+async function rolesOfTheirOwn(run: (args: string[]) => Promise<string>, ownedByAProject: (object: any) => boolean): Promise<KubeObject[]> {
+  const all = (text: string): any[] => (text.trim() ? JSON.parse(text).items : []);
+  const ours = (object: KubeObject) => MANIFEST.some((one) => identity(one) === identity(object));
+  const roles = all(await run(["get", "clusterroles,roles", "--all-namespaces", "-o", "json"])).filter(
+    (role) => !ours(role) && !ownedByAProject(role) && (role.rules ?? []).some((rule: { apiGroups?: string[] }) => (rule.apiGroups ?? []).includes(GROUP)),
+  );
+  const bindings = all(await run(["get", "clusterrolebindings,rolebindings", "--all-namespaces", "-o", "json"])).filter((binding) =>
+    roles.some((role) => role.kind === binding.roleRef.kind && role.metadata.name === binding.roleRef.name && (role.kind === "ClusterRole" || role.metadata.namespace === binding.metadata.namespace)),
+  );
+  return [...bindings, ...roles].map(reference);
 }
 
 // feature: deletion-protection
@@ -164,12 +198,21 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
   for (const binding of plan.bindings) log(`  ${describeObject(binding)}, which binds a role of k8s.yaml`);
   for (const name of plan.custom) log(`  ${name}`);
   for (const object of plan.install) log(`  ${describeObject(object)}${object.kind === "Namespace" ? ", with everything in it" : ""}`);
+  if (plan.ownData.length > 0) {
+    log("Of everything in those Namespaces, these are yours, and a reinstall will not have them: keep a copy first (kubectl get -o yaml) if you will want them again:");
+    for (const { object, what } of plan.ownData) log(`  ${describeObject(object)}, ${what}`);
+  }
+  if (plan.ownRoles.length > 0) {
+    log("These roles and bindings of yours name the install's resources. They are kept, unless you say so below: they grant nothing once it is gone, and all they granted again at a reinstall:");
+    for (const object of plan.ownRoles) log(`  ${describeObject(object)}`);
+  }
 
   if (!options.yes) {
     if (!options.confirm) throw new Refusal("nobody is at a terminal to confirm: run it again with --yes to delete all of the above. Nothing was deleted.");
     const answer = await options.confirm(`Type ${INSTALL_NAMESPACE} to delete all of the above: `);
     if (answer.trim() !== INSTALL_NAMESPACE) throw new Refusal("not confirmed. Nothing was deleted.");
   }
+  const removeOwnRoles = plan.ownRoles.length > 0 && options.confirm !== undefined && !options.yes && (await options.confirm("Delete those roles and bindings of yours too? Type yes to: ")).trim() === "yes";
 
   // What was confirmed is what goes: a Project protected or created since,
   // one of the names listed deleted and made anew included (its uid is
@@ -223,6 +266,13 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
   const namespaces = plan.install.filter((object) => object.kind === "Namespace").map((object) => `namespace/${object.metadata.name}`);
   if (namespaces.length > 0) await run(["wait", "--for=delete", ...namespaces, `--timeout=${timeout}`]);
   log(`Uninstalled: ${plan.projects.length} ${pluralize(PARENT.kind, plan.projects.length)}, ${plan.bindings.length} binding(s) and ${plan.install.length} object(s) of k8s.yaml are gone.`);
+  if (removeOwnRoles) {
+    await run(["delete", "-f", "-", "--ignore-not-found"], objects(plan.ownRoles));
+    log(`Your ${plan.ownRoles.length} role(s) and binding(s) naming the install are gone too.`);
+  } else if (plan.ownRoles.length > 0) {
+    const commands = plan.ownRoles.map((object) => `kubectl delete ${object.kind.toLowerCase()} ${object.metadata.name}${object.metadata.namespace ? ` -n ${object.metadata.namespace}` : ""}`);
+    log(`Kept your roles and bindings naming the install; to delete them: ${commands.join("; ")}`);
+  }
 }
 
 if (import.meta.filename === process.argv[1]) {

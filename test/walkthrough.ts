@@ -320,17 +320,18 @@ function execute(step: Step, prelude: string, run: Run): Promise<string> {
 }
 
 /**
- * The page's commands assume this clone sits in a directory named after its
- * package, with the reader's overlay beside it (`../my-install`): the run
- * makes that layout in a scratch directory, so that nothing is written beside
- * the real clone. The clone there is a copy of this working tree, not links
+ * The page's commands run in a clone, with the reader's overlay beside it
+ * (`../my-install`): the run makes that layout in a scratch directory, so
+ * that nothing is written beside the real clone. The clone's folder is named
+ * neither as the package nor as the repository, because a reader's may be
+ * named anything, and a command that assumed a name failed for them. The clone there is a copy of this working tree, not links
  * to it: a script run through a link does not know it is the main module
  * (its import.meta.filename is the link's target), and would do nothing.
  */
 function layout(): { cwd: string; scratch: string } {
   const scratch = mkdtempSync(join(tmpdir(), "walkthrough-"));
   const { name } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-  const cwd = join(scratch, name);
+  const cwd = join(scratch, `my-${name}-clone`);
   const copied = (entry: string) => ![".git", ".cache", "node_modules"].includes(entry);
   for (const entry of readdirSync(root).filter(copied)) cpSync(join(root, entry), join(cwd, entry), { recursive: true });
   symlinkSync(join(root, "node_modules"), join(cwd, "node_modules"));
