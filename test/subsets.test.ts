@@ -25,13 +25,24 @@ describe("test:subsets: the trees", () => {
     assert.deepEqual(subsetTrees({}), []);
   });
 
-  test("this repository: each feature taken away with what needs it, and a tree with none", () => {
+  test("this repository: each feature taken away with what needs it, and kept with what it needs, known by what its tree takes away; and a tree with none", () => {
     const needs = needsIn(fileURLToPath(new URL("..", import.meta.url)));
     const trees = subsetTrees(needs);
-    for (const feature of Object.keys(needs)) {
-      const without = trees.find(({ name }) => name === `without-${feature}`);
-      assert.ok(without?.takeAway.includes(feature), feature);
-      for (const needing of Object.keys(needs).filter((other) => needs[other]!.includes(feature))) assert.ok(without!.takeAway.includes(needing), `${needing} needs ${feature}`);
+    // By what it takes away, not by name: a tree the same as one before it is made once, by that one's name
+    // (where one feature needs two others, keeping one of them alone takes away what taking the other away does).
+    const features = Object.keys(needs).sort();
+    const closure = (start: string, next: (feature: string) => string[]) => {
+      const reached = new Set([start]);
+      for (const one of reached) next(one).forEach((other) => reached.add(other));
+      return reached;
+    };
+    const made = new Set(trees.map(({ takeAway }) => takeAway.join(" ")));
+    for (const feature of features) {
+      const going = closure(feature, (one) => features.filter((other) => needs[other]!.includes(one)));
+      assert.ok(made.has(features.filter((each) => going.has(each)).join(" ")), `a tree takes away ${feature} and what needs it`);
+      const kept = closure(feature, (one) => needs[one]!);
+      const others = features.filter((each) => !kept.has(each));
+      assert.ok(others.length === 0 || made.has(others.join(" ")), `a tree keeps ${feature} and what it needs alone`);
     }
     // The core's tree, or one that already takes all: without-F, where every other feature needs F.
     if (Object.keys(needs).length > 0) assert.ok(trees.some(({ takeAway }) => takeAway.join(" ") === Object.keys(needs).sort().join(" ")), "a tree takes every feature away");
