@@ -158,10 +158,24 @@ export const entriesOf = (part: (feature: Feature) => Schemas, features: readonl
 const byName = (entries: Schemas, optional = false) =>
   Object.fromEntries(Object.entries(entries).map(([group, one]) => [group, optional ? v.optional(v.record(v.string(), one)) : v.record(v.string(), one)]));
 
+// The order in which the child groups are read, and k8s.yaml lists them as
+// child resources, is not the features': two features may declare one group
+// (ServiceAccounts, say) with a third between them, which would move the
+// group whenever the first is taken away. Custom resources come first (a
+// group with a dot, outside k8s.io: the install's own claims), then
+// Kubernetes' kinds, each by kind, so that no feature kept or taken away,
+// and no rename, moves another's.
+const kubernetes = (apiVersion: string) => !apiVersion.includes("/") || !apiVersion.split("/")[0]!.includes(".") || apiVersion.split("/")[0]!.endsWith(".k8s.io");
+export const readOrder = (a: string, b: string) => {
+  const key = (group: string) => `${kubernetes(group.slice(group.indexOf(".") + 1)) ? 1 : 0} ${group.slice(0, group.indexOf(".")).toLowerCase()}`;
+  return key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
+};
+const inReadOrder = (entries: Schemas): Schemas => Object.fromEntries(Object.entries(entries).sort(([a], [b]) => readOrder(a, b)));
+
 /** The spec fields, child groups and related groups of every feature, as the core's schemas spread them. */
 export const FEATURE_SCHEMAS = {
   spec: entriesOf((feature) => feature.spec),
-  children: byName(entriesOf((feature) => feature.children)),
+  children: byName(inReadOrder(entriesOf((feature) => feature.children))),
   related: byName(entriesOf((feature) => feature.related), true),
 };
 export const FEATURE_REFUSALS = FEATURES.flatMap((feature) => feature.refusals);

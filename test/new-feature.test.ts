@@ -3,6 +3,8 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
+import pluralize from "pluralize";
+import { API_VERSION } from "../sync.ts";
 import { TO_FILL, compositionRestored, editsFor, filesFor, fixturesWith, invalidName, resourceOf, unfilled, type NewFeature } from "./new-feature.ts";
 import { filesToRename } from "./rename.ts";
 import { COMPOSITION, withoutFeature, writtenByHand } from "./take-away.ts";
@@ -33,10 +35,34 @@ describe("new-feature", () => {
     const edits = editsFor(EXAMPLE, read);
     assert.match(edits[COMPOSITION]!, /^import \{ zzExample \} from "\.\/zz-example\.ts"; \/\/ feature: zz-example\n\/\/ slot: imports$/m);
     assert.match(edits[COMPOSITION]!, /^ {2}zzExample, \/\/ feature: zz-example\n {2}\/\/ slot: features$/m);
-    assert.match(edits["k8s.yaml"]!, /- apiVersion: rbac\.authorization\.k8s\.io\/v1\n {6}resource: rolebindings\n[\s\S]*?# end feature: zz-example\n {4}# slot: child resources/);
+    assert.match(edits["k8s.yaml"]!, /- apiVersion: rbac\.authorization\.k8s\.io\/v1\n {6}resource: rolebindings\n {6}updateStrategy:\n {8}method: InPlace\n {4}# end feature: zz-example\n/);
     assert.match(edits["k8s.yaml"]!, /- apiGroups: \["rbac\.authorization\.k8s\.io"\]\n[^\n]*\n[^\n]*\n {8}resources: \[rolebindings\]\n[^\n]*\n {6}# end feature: zz-example\n {6}# slot: owned resources/);
     assert.match(edits["README.md"]!, /"RoleBinding\.rbac\.authorization\.k8s\.io\/v1": …, +# feature: zz-example\n\s+│\s+\}\}/);
     assert.match(edits["docs/operating.md"]!, /^\| `WaitingForZzExample` \| False \|/m);
+  });
+
+  test("its child resource goes where sync reads its group, whatever features this copy keeps: after the Namespace, by kind", async () => {
+    const composition = new URL(`../${COMPOSITION}`, import.meta.url);
+    const readOrder: ((a: string, b: string) => number) | undefined = existsSync(composition) ? (await import(composition.href)).readOrder : undefined;
+    const groupsIn = (text: string) => {
+      const lines = text.slice(text.indexOf("\n  childResources:\n")).split("\n");
+      const end = lines.findIndex((line) => /^ {4}# slot: child resources$/.test(line));
+      return lines.slice(0, end).flatMap((line, at) => {
+        const resource = /^ {6}resource: (\S+)$/.exec(lines[at + 1] ?? "")?.[1];
+        return line.startsWith("    - apiVersion: ") && resource ? [`${pluralize.singular(resource)}.${line.slice("    - apiVersion: ".length)}`] : [];
+      });
+    };
+    const before = groupsIn(read("k8s.yaml"));
+    for (const child of [{ apiVersion: "coordination.k8s.io/v1", kind: "Lease", resource: "leases" }, { apiVersion: API_VERSION, kind: "ZzClaim", resource: "zzclaims" }]) {
+      const after = groupsIn(editsFor({ name: "zz-example", child }, read)["k8s.yaml"]!);
+      const at = after.indexOf(`${child.resource.slice(0, -1)}.${child.apiVersion}`);
+      assert.ok(at > 0, `${child.kind} after the Namespace`);
+      assert.deepEqual(after.toSpliced(at, 1), before, child.kind);
+      for (const [index, group] of after.entries()) {
+        const order = readOrder?.(`${child.kind}.${child.apiVersion}`, group) ?? 1;
+        if (index > 0 && index !== at) assert.ok(index < at ? order >= 0 : order < 0, `${child.kind} and ${group}`);
+      }
+    }
   });
 
   test("with a child, each fixture gets its group, empty and in order, as Metacontroller sends every declared group", () => {

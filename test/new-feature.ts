@@ -27,6 +27,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pluralize from "pluralize";
 import { currentNames, renameFile, type CoreNames } from "./rename.ts";
 import { COMPOSITION, featureNames, withoutComposition, withoutFeature, writtenByHand } from "./take-away.ts";
 
@@ -264,6 +265,34 @@ function before(text: string, at: RegExp, lines: string[], path: string): string
   return [...all.slice(0, index), ...lines, ...all.slice(index)].join("\n");
 }
 
+// How sync orders the child groups, where features/index.ts is: a copy
+// whose last feature went has no other child resource to order it among.
+const composition = new URL("../features/index.ts", import.meta.url);
+const readOrder: ((a: string, b: string) => number) | undefined = existsSync(composition) ? (await import(composition.href)).readOrder : undefined;
+
+/**
+ * Inserts a child resource's `lines` where sync reads its group
+ * (features/index.ts's `readOrder`): before the first child resource after
+ * the Namespace that is read after it, with the comments and mark above
+ * that one, or else at the slot.
+ */
+function inReadOrder(text: string, group: string, slot: RegExp, lines: string[]): string {
+  const all = text.split("\n");
+  const first = all.findIndex((line) => line === "  childResources:");
+  const end = all.findIndex((line) => slot.test(line));
+  if (first < 0 || end < first) throw new Error("k8s.yaml: no childResources before the slot, where a feature's child resource goes");
+  const entries = all.flatMap((line, at) => (at > first && at < end && /^ {4}- apiVersion: /.test(line) ? [at] : []));
+  const order = readOrder;
+  const later = order && entries.slice(1).find((at) => {
+    const resource = /^ {6}resource: (\S+)$/.exec(all[at + 1] ?? "")?.[1] ?? "";
+    return order(group, `${pluralize.singular(resource)}.${all[at]!.slice("    - apiVersion: ".length)}`) < 0;
+  });
+  if (later === undefined) return before(text, slot, lines, "k8s.yaml");
+  let at = later;
+  while (/^ {4}# /.test(all[at - 1] ?? "") && !/^ {4}# (end feature|slot):/.test(all[at - 1]!)) at--;
+  return [...all.slice(0, at), ...lines, ...all.slice(at)].join("\n");
+}
+
 /** Inserts `lines` after the rows of the table whose row matches `row`. */
 function afterTable(text: string, row: RegExp, lines: string[], path: string): string {
   const all = text.split("\n");
@@ -310,7 +339,7 @@ export function editsFor({ name, child }: NewFeature, read: (path: string) => st
     const [group, version] = child.apiVersion.includes("/") ? child.apiVersion.split("/") : ["", child.apiVersion];
     const key = `${child.kind}.${child.apiVersion}`;
     edit("k8s.yaml", (text) =>
-      before(text, slot("child resources"), [`    ${mark("#")}`, `    # (${TO_FILL} why each Project owns it, and why this update strategy: InPlace puts back what is changed by hand.)`, `    - apiVersion: ${child.apiVersion}`, `      resource: ${child.resource}`, "      updateStrategy:", "        method: InPlace", `    # end feature: ${name}`], "k8s.yaml"),
+      inReadOrder(text, key, slot("child resources"), [`    ${mark("#")}`, `    # (${TO_FILL} why each Project owns it, and why this update strategy: InPlace puts back what is changed by hand.)`, `    - apiVersion: ${child.apiVersion}`, `      resource: ${child.resource}`, "      updateStrategy:", "        method: InPlace", `    # end feature: ${name}`]),
     );
     edit("k8s.yaml", (text) =>
       before(text, slot("owned resources"), [`      ${mark("#")}`, `      - apiGroups: ["${group}"]`, '        apiVersions: ["*"]', "        operations: [CREATE, UPDATE, DELETE]", `        resources: [${child.resource}]`, "        scope: Namespaced", `      # end feature: ${name}`], "k8s.yaml"),

@@ -5,14 +5,20 @@
 // `Needs:` name it; one with it kept alone, with what it needs. Then the
 // core, with every feature taken away. In each, as README's "Make it your
 // own" runs it: `npm run take-away`, `npm run manifest`, `npm run
-// transcripts`, and the type check; the core's `npm test` too, or every
-// tree's with `--test-all`. Names of trees as arguments run only those
-// (`npm run test:subsets -- core`, or `only-<feature>`, `without-<feature>`).
+// transcripts`; then its own tests: the core's tree runs `npm test` whole,
+// every other its type check and its test files but those that come out the
+// same in every tree (`SAME_IN_EVERY_TREE`: the commands' own, which read
+// a tree's files as text, and main.ts as a process), so main's `npm test`
+// and the core's prove them; with
+// `--test-all`, every tree's `npm test`. Names of trees as arguments run
+// only those (`npm run test:subsets -- core`, or `only-<feature>`,
+// `without-<feature>`).
 //
-// The trees share this repository's node_modules by a symlink, and run one
-// after another: about 10 s each on 2 cores, 40 s more for a full `npm test`.
-// Each tree is removed once done, passed or not, unless `--keep`.
-import { execFileSync, spawnSync } from "node:child_process";
+// The trees share this repository's node_modules by a symlink, and run
+// `--jobs` at once (2 by default, as CI has cores): their tests wait on
+// processes and servers as much as they compute. Each tree is removed once
+// done, passed or not, unless `--keep`.
+import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -80,31 +86,78 @@ function copyWorkingTree(to: string) {
   }
 }
 
-type Outcome = { tree: Tree; failed?: string; log: string };
+type Outcome = { tree: Tree; failed?: string; log: string; tests?: string };
 
-function run(tree: Tree, directory: string, fullTest: boolean): Outcome {
+/**
+ * Tests that come out the same in every tree: those of the commands
+ * themselves (what take-away, rename, new-feature, subsets and the
+ * walkthrough's reader do to a tree's files, which the same code reads as
+ * text) and of what no feature touches (the type check's rules, main.ts as a
+ * process). A tree with fewer features proves nothing more of them than the
+ * core's tree and main's `npm test`, which run them.
+ */
+export const SAME_IN_EVERY_TREE = ["take-away.test.ts", "new-feature.test.ts", "rename.test.ts", "rename-trees.test.ts", "subsets.test.ts", "walkthrough.test.ts", "typecheck.test.ts", "process.test.ts"];
+
+/** What a tree runs after take-away, manifest and transcripts: the core's tree, or any with `--test-all`, `npm test`; any other its type check, then its test files but those the same in every tree. */
+export function testsOf(files: string[], whole: boolean): [string, string[]][] {
+  if (whole) return [["npm", ["test"]]];
+  const own = files.filter((file) => file.endsWith(".test.ts") && !SAME_IN_EVERY_TREE.includes(file)).sort();
+  // Twice npm test's deadline: trees run two at once, each with half the
+  // cores npm test has (seen: a file of integrations past 60 s, at a load of 30).
+  return [
+    ["npm", ["run", "-s", "typecheck"]],
+    ["node", ["--import", "tsx", "--test", "--test-timeout=120000", "--test-reporter=spec", "--test-reporter=./test/summary-reporter.mjs", "--test-reporter-destination=stdout", "--test-reporter-destination=stdout", ...own.map((file) => `test/${file}`)]],
+  ];
+}
+
+function execute(command: string, args: string[], cwd: string): Promise<{ status: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd, env: { ...process.env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    child.on("error", (error) => resolve({ status: null, output: `${output}${error}` }));
+    child.on("close", (status) => resolve({ status, output }));
+  });
+}
+
+async function run(tree: Tree, directory: string, whole: boolean): Promise<Outcome> {
   const log = join(directory, "subsets.log");
-  const commands: [string, string[]][] = [
+  let output = "";
+  const step = async (command: string, args: string[]) => {
+    const result = await execute(command, args, directory);
+    output += `$ ${command} ${args.join(" ")}\n${result.output}`;
+    writeFileSync(log, output);
+    return result.status === 0 ? undefined : `${command} ${args.slice(0, 4).join(" ")}${args.length > 4 ? " ..." : ""}`;
+  };
+  for (const [command, args] of [
     ["npm", ["run", "-s", "take-away", "--", ...tree.takeAway]],
     ["npm", ["run", "-s", "manifest"]],
     ["npm", ["run", "-s", "transcripts"]],
-    fullTest ? ["npm", ["test"]] : ["npm", ["run", "-s", "typecheck"]],
-  ];
-  let output = "";
-  for (const [command, args] of commands) {
-    const result = spawnSync(command, args, { cwd: directory, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" } });
-    output += `$ ${command} ${args.join(" ")}\n${result.stdout}${result.stderr}`;
-    writeFileSync(log, output);
-    if (result.status !== 0) return { tree, failed: `${command} ${args.join(" ")}`, log: output };
+  ] as [string, string[]][]) {
+    const failed = await step(command, args);
+    if (failed) return { tree, failed, log: output };
   }
-  return { tree, log: output };
+  const tests = testsOf(readdirSync(join(directory, "test")), whole);
+  for (const [command, args] of tests) {
+    const failed = await step(command, args);
+    if (failed) return { tree, failed, log: output };
+  }
+  const files = tests.at(-1)![1].filter((arg) => arg.endsWith(".test.ts")).length;
+  return { tree, log: output, tests: `${whole ? "npm test" : `type check, ${files} test files`}: ${output.trim().split("\n").at(-1)}` };
 }
 
 if (import.meta.filename === process.argv[1]) {
   const args = process.argv.slice(2);
   const keep = args.includes("--keep");
   const testAll = args.includes("--test-all");
+  const jobsArg = args.find((arg) => arg.startsWith("--jobs="));
+  const jobs = jobsArg ? Number(jobsArg.slice("--jobs=".length)) : 2;
   const named = args.filter((arg) => !arg.startsWith("--"));
+  if (!Number.isInteger(jobs) || jobs < 1) {
+    console.error(`test:subsets: --jobs=N takes a whole number of trees at once, 1 or more, not ${jobsArg}`);
+    process.exit(2);
+  }
   const needs = needsIn(root);
   const trees = subsetTrees(needs).filter(({ name }) => named.length === 0 || named.includes(name));
   const unknown = named.filter((name) => !trees.some((tree) => tree.name === name));
@@ -113,31 +166,36 @@ if (import.meta.filename === process.argv[1]) {
     process.exit(2);
   }
   const base = mkdtempSync(join(tmpdir(), "subsets-"));
+  const started = Date.now();
   const failures: Outcome[] = [];
-  for (const tree of trees) {
-    const started = Date.now();
-    const directory = join(base, tree.name);
-    // The core's tree, by whatever name: without-F takes every feature where all the others need F.
-    const fullTest = testAll || tree.takeAway.length === Object.keys(needs).length;
-    let outcome: Outcome;
-    try {
-      copyWorkingTree(directory);
-      outcome = run(tree, directory, fullTest);
-    } catch (error) {
-      outcome = { tree, failed: "copying the working tree", log: String(error) };
+  const waiting = [...trees];
+  const worker = async () => {
+    for (let tree = waiting.shift(); tree; tree = waiting.shift()) {
+      const began = Date.now();
+      const directory = join(base, tree.name);
+      // The core's tree, by whatever name: without-F takes every feature where all the others need F.
+      const whole = testAll || tree.takeAway.length === Object.keys(needs).length;
+      let outcome: Outcome;
+      try {
+        copyWorkingTree(directory);
+        outcome = await run(tree, directory, whole);
+      } catch (error) {
+        outcome = { tree, failed: "copying the working tree", log: String(error) };
+      }
+      const seconds = Math.round((Date.now() - began) / 1000);
+      console.log(`${tree.name} (taking away ${tree.takeAway.join(", ")}): ${outcome.failed ? `FAILED at ${outcome.failed}` : `${outcome.tests}, ok`} in ${seconds} s`);
+      if (outcome.failed) failures.push(outcome);
+      if (!keep) rmSync(directory, { recursive: true, force: true });
     }
-    const seconds = Math.round((Date.now() - started) / 1000);
-    const summary = fullTest && !outcome.failed ? `npm test: ${outcome.log.trim().split("\n").at(-1)}` : fullTest ? "npm test" : "type check";
-    console.log(`${tree.name} (taking away ${tree.takeAway.join(", ")}): ${outcome.failed ? `FAILED at ${outcome.failed}` : `${summary} ok`} in ${seconds} s`);
-    if (outcome.failed) failures.push(outcome);
-    if (!keep) rmSync(directory, { recursive: true, force: true });
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, trees.length) }, worker));
   if (!keep) rmSync(base, { recursive: true, force: true });
   else console.log(`the trees are in ${base}`);
   for (const { tree, failed, log } of failures) console.log(`--- ${tree.name}, ${failed}:\n${log.split("\n").slice(-60).join("\n")}`);
+  const took = `in ${Math.round((Date.now() - started) / 1000)} s, ${jobs} at once`;
   if (failures.length) {
-    console.log(`${failures.length} of ${trees.length} trees failed: ${failures.map(({ tree }) => tree.name).join(", ")}`);
+    console.log(`${failures.length} of ${trees.length} trees failed: ${failures.map(({ tree }) => tree.name).join(", ")} (${took})`);
     process.exit(1);
   }
-  console.log(`all ${trees.length} trees passed`);
+  console.log(`all ${trees.length} trees passed ${took}`);
 }
