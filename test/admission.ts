@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { GROUP, PARENT, VERSION } from "../sync.ts";
 import * as v from "valibot";
 import { authorizedBy, schemaErrors, type AdmissionRequest } from "./cel.ts";
-import { readManifest } from "./manifest.ts";
+import { readManifest } from "../scripts/manifest.ts";
 
 export const { objects, find } = readManifest();
 // The API server names a CRD `<plural>.<group>`.

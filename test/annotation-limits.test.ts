@@ -9,7 +9,7 @@ import { LAST_APPLIED_ANNOTATION as CORE_LAST_APPLIED, PROJECT_LABEL, PROJECT_NA
 import { ANNOTATIONS_MAX_BYTES, LAST_APPLIED_ANNOTATION, WORST_BYTES_PER_UNIT, WORST_FIXED_BYTES, annotationBytes, annotationLimits, asGoJson } from "../features/annotation-limits.ts";
 import { projectSchema } from "./admission.ts";
 import { ANNOTATION_FIELDS, annotationsSpec, assertKeepsEveryNamespace, at, clock, having, namespaceIn, namespaceOf, namespaces, project, ready, related } from "./helpers.ts";
-import { ANNOTATIONS_LIMIT_BYTES, CLIENT_SIDE_APPLY_ANNOTATION, clientSideApplyCopyBytes, goJson } from "./manifest.ts";
+import { ANNOTATIONS_LIMIT_BYTES, CLIENT_SIDE_APPLY_ANNOTATION, clientSideApplyCopyBytes, goJson } from "../scripts/manifest.ts";
 
 const [LONG] = ANNOTATION_FIELDS;
 const needsOne = { skip: LONG === undefined && "NAMESPACE_ANNOTATIONS has no field, so no annotation can grow too large" };

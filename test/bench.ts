@@ -9,8 +9,8 @@ import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { DEFAULT_BODY_LIMIT_BYTES, SYNC_PATH, createApp } from "../main.ts";
 import { fixture, markdownTable } from "./helpers.ts";
-import { largestLegalRequest } from "./largest-request.ts";
-import { deployedBundle, deployedNodeVersion, install } from "./runtime-cache.ts";
+import { largestLegalRequest } from "../scripts/largest-request.ts";
+import { deployedBundle, deployedNodeVersion, install } from "../scripts/runtime-cache.ts";
 import { spawnServer, withTsx, type Server } from "./spawn-server.ts";
 
 const CONNECTIONS = 10;

@@ -26,7 +26,7 @@ import {
 import { ADMINISTER, annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
 import { admit, authorizedBy, evaluateCel, paramsJudging, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { at, childrenOfKind, escaped, namespaceOf, namespaces, project, related, withObserved } from "./helpers.ts";
-import { assertCrdSpells } from "./manifest.ts";
+import { assertCrdSpells } from "../scripts/manifest.ts";
 
 const budgetCrd = find("CustomResourceDefinition", `${BUDGET.plural}.${GROUP}`);
 const placeCrd = find("CustomResourceDefinition", `${PLACE.plural}.${GROUP}`);

@@ -18,7 +18,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
 import { API_VERSION, GROUP, PARENT } from "../sync.ts";
 import { PLACE, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf, spentNameFor } from "../features/budget.ts";
-import { kubectlProcess, kubectlProxy } from "./kubectl.ts";
+import { kubectlProcess, kubectlProxy } from "../scripts/kubectl.ts";
 import { REQUESTER_ROLE } from "./e2e.ts";
 
 const counts = process.argv.slice(2).map(Number);

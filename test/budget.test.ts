@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import * as v from "valibot";
-import { readManifest } from "./manifest.ts";
+import { readManifest } from "../scripts/manifest.ts";
 import {
   API_VERSION,
   GROUP,

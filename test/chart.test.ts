@@ -8,8 +8,8 @@ import { readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { Ajv } from "ajv";
 import { parse } from "yaml";
-import { CHART_DIRECTORY, GENERATED_FILES, renderChart } from "./chart.ts";
-import { readManifest } from "./manifest.ts";
+import { CHART_DIRECTORY, GENERATED_FILES, renderChart } from "../scripts/chart.ts";
+import { readManifest } from "../scripts/manifest.ts";
 
 const manifest = readManifest();
 const read = (path: string) => readFileSync(`${CHART_DIRECTORY}${path}`, "utf8");

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { NAMESPACE_ANNOTATIONS, PARENT } from "../sync.ts";
 import { admissionErrors, crdSchemas, defaultErrors, structuralErrors } from "./crd-schema.ts";
 import { fixture } from "./helpers.ts";
-import { readManifest } from "./manifest.ts";
+import { readManifest } from "../scripts/manifest.ts";
 
 const { objects } = readManifest();
 const schemas = crdSchemas(objects);

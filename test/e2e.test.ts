@@ -13,12 +13,12 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
 import { runE2e as run, type E2eOptions } from "./e2e.ts";
-import { describeObject, kubectlProcess, standIn, type Call, type Rule } from "./kubectl.ts";
+import { describeObject, kubectlProcess, standIn, type Call, type Rule } from "../scripts/kubectl.ts";
 import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { BUDGET } from "../features/budget.ts"; // feature: budget
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
-import { readManifest } from "./manifest.ts";
+import { readManifest } from "../scripts/manifest.ts";
 import { schemaErrors } from "./cel.ts";
 import { runObjects } from "./scale.ts";
 import { spawnChild, withTsx } from "./spawn-server.ts";

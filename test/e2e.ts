@@ -39,12 +39,12 @@ import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feat
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
 import { COPY_OF_ANNOTATION, SHAREABLE_LABEL, SHARED_BY_LABEL } from "../features/shared.ts"; // feature: shared
 import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf } from "../features/budget.ts"; // feature: budget
-import { BUNDLE_FILE, DEPENDENCIES_FILE, MANIFEST_PATH, PROM_CLIENT_FILE, readManifest } from "./manifest.ts";
+import { BUNDLE_FILE, DEPENDENCIES_FILE, MANIFEST_PATH, PROM_CLIENT_FILE, readManifest } from "../scripts/manifest.ts";
 import { METRICS_PATH } from "../main.ts";
-import { CHART_DIRECTORY } from "./chart.ts";
-import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "./uninstall.ts";
+import { CHART_DIRECTORY } from "../scripts/chart.ts";
+import { DELETION_ANNOTATION, INSTALL_NAMESPACE, heldByFinalizer, keptUntilAnnotated, uninstall } from "../scripts/uninstall.ts";
 
-import { describeObject, kubectlProcess, kubectlProxy, pluginProcess, type KubeObject, type Kubectl, type Plugin } from "./kubectl.ts";
+import { describeObject, kubectlProcess, kubectlProxy, pluginProcess, type KubeObject, type Kubectl, type Plugin } from "../scripts/kubectl.ts";
 
 export interface E2eOptions {
   kubectl: Kubectl;

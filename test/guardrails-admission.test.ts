@@ -9,7 +9,7 @@ import { annotatedAsTold, assertBoundToDeny, assertJudgedAlike, crd, deleting, f
 import { admit, schemaErrors } from "./cel.ts";
 import { PROFILE_CASES } from "./guardrails-cases.ts";
 import { escaped } from "./helpers.ts";
-import { assertCrdSpells } from "./manifest.ts";
+import { assertCrdSpells } from "../scripts/manifest.ts";
 
 const profileCrd = find("CustomResourceDefinition", `${PROFILE.plural}.${GROUP}`);
 /** The built-in default profile, as an admin would write it as ProjectProfile default. */

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts";
 import { escaped, namespaceOf } from "./helpers.ts";
-import { readManifest } from "./manifest.ts";
+import { readManifest } from "../scripts/manifest.ts";
 
 const TOKEN = "glpat-stand-in";
 // Project shop's Namespace, which its Jobs are told and write their hand-over into.

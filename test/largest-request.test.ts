@@ -1,5 +1,5 @@
 // The webhook answers every request Metacontroller can send about a Project
-// a tenant can make: the largest one, as test/largest-request.ts builds it
+// a tenant can make: the largest one, as scripts/largest-request.ts builds it
 // from what the API server stores, fits the default body limit and gets its
 // answer; and the largest such Project leaves room for its status.
 import assert from "node:assert/strict";
@@ -7,8 +7,8 @@ import { describe, test } from "node:test";
 import { DEFAULT_BODY_LIMIT_BYTES, SYNC_PATH, CUSTOMIZE_PATH, createApp, readConfig } from "../main.ts";
 import { GROUP, PARENT } from "../sync.ts";
 import { admit, schemaErrors } from "./cel.ts";
-import { ETCD_MAX_REQUEST_BYTES, WRITABLE_CHARACTERS, bodyLimitFor, largestLegalRequest, largestStatus } from "./largest-request.ts";
-import { goJson, readManifest } from "./manifest.ts";
+import { ETCD_MAX_REQUEST_BYTES, WRITABLE_CHARACTERS, bodyLimitFor, largestLegalRequest, largestStatus } from "../scripts/largest-request.ts";
+import { goJson, readManifest } from "../scripts/manifest.ts";
 
 const { request, body, parent } = largestLegalRequest();
 const bytes = Buffer.byteLength(body);

@@ -5,15 +5,15 @@
 # webhook on the host exactly as the Deployment runs it (k8s.yaml's bundle on
 # the pod's Node 24), runs `npm run test:e2e` against both with a cluster
 # required, and stops everything it started, on success, failure, a deadline
-# or Ctrl-C (test/local-plane.sh). On a failure it prints the webhook's and
+# or Ctrl-C (scripts/local-plane.sh). On a failure it prints the webhook's and
 # Metacontroller's last lines about the run before stopping them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source test/local-plane.sh
+source scripts/local-plane.sh
 local_plane_up e2e "$PWD/.cache/local-k8s" 'e2e-'
 # helm for the chart's step, built from its Go module the first time (which
 # needs the Go module proxy: `npm run runtime-cache` builds it beforehand),
 # once there is a plane to run it on.
-HELM=$(node --import tsx test/helm.ts)
+HELM=$(node --import tsx scripts/helm.ts)
 
 HELM=$HELM WEBHOOK_URL=$webhook_url WEBHOOK_LOG=$logs/webhook.log METACONTROLLER_LOG=$logs/metacontroller.log E2E_REQUIRE_CLUSTER=1 timeout 900 node --import tsx test/e2e.ts

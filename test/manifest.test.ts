@@ -21,7 +21,7 @@ import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import { API_VERSION, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, sync, type Child } from "../sync.ts";
 import { schemaErrors } from "./cel.ts";
-import { admittedFixtureFromCode, fixtureFromCode, fixturesFromLog, remadeFixtures } from "./capture-fixtures.ts";
+import { admittedFixtureFromCode, fixtureFromCode, fixturesFromLog, remadeFixtures } from "../scripts/capture-fixtures.ts";
 import { fixture, type FixtureName } from "./helpers.ts";
 import {
   ANNOTATIONS_LIMIT_BYTES,
@@ -36,7 +36,7 @@ import {
   readManifest,
   renderManifest,
   type Code,
-} from "./manifest.ts";
+} from "../scripts/manifest.ts";
 
 const { text, documents, objects, find } = readManifest();
 // What `npm run manifest` would write, built once for the tests that compare.

@@ -10,7 +10,7 @@ import { ADMINISTER, assertJudgedAlike, crd, find, objects, policyNamed, project
 import { admit, authorizedBy, schemaErrors, type AdmissionRequest } from "./cel.ts";
 import { clock, escaped, namespaceIn, namespaceOf, namespaces, project, related } from "./helpers.ts";
 import { MEMBER_CASES } from "./members-cases.ts";
-import { ANNOTATIONS_LIMIT_BYTES, goJson } from "./manifest.ts";
+import { ANNOTATIONS_LIMIT_BYTES, goJson } from "../scripts/manifest.ts";
 
 // Project shop's Namespace, where its members get access.
 const SHOP = namespaceOf("shop");

@@ -11,7 +11,7 @@ import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { GROUP, PARENT } from "../sync.ts";
-import { KREW_MANIFEST, PLUGIN_FILE, pluginArchive, sha256 } from "./krew.ts";
+import { KREW_MANIFEST, PLUGIN_FILE, pluginArchive, sha256 } from "../scripts/krew.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/kubectl-my_projects", import.meta.url));
 const RESOURCE = `${PARENT.plural}.${GROUP}`;

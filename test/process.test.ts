@@ -13,7 +13,7 @@ import { after, describe, test } from "node:test";
 import { HEALTH_PATH, SYNC_PATH } from "../main.ts";
 import { sync } from "../sync.ts";
 import { newParentRequest } from "./helpers.ts";
-import { BUNDLE_FILE, bundleWebhook } from "./manifest.ts";
+import { BUNDLE_FILE, bundleWebhook } from "../scripts/manifest.ts";
 import { spawnChild, spawnServer, withTsx, within, type Server } from "./spawn-server.ts";
 
 // The webhook as its Deployment runs it: `node webhook.mjs` beside the

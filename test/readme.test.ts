@@ -8,8 +8,8 @@ import { CUSTOMIZE_PATH, DEFAULT_BODY_LIMIT_BYTES, SETTINGS, SYNC_PATH, createAp
 import { NAMESPACE_ANNOTATIONS, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
 import { parse } from "yaml";
 import { fixture } from "./helpers.ts";
-import { readManifest } from "./manifest.ts";
-import { STEADY_FIXTURE, StatusChanged, TRANSCRIPT, pagePaths, renderSteadyFixture, renderTranscripts } from "./transcripts.ts";
+import { readManifest } from "../scripts/manifest.ts";
+import { STEADY_FIXTURE, StatusChanged, TRANSCRIPT, pagePaths, renderSteadyFixture, renderTranscripts } from "../scripts/transcripts.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const DOCS = readdirSync(new URL("../docs/", import.meta.url)).filter((file) => file.endsWith(".md")).sort();
@@ -223,8 +223,8 @@ describe("README: the commands it names", () => {
   test("Make it your own names the command that fills .cache/runtimes and .cache/helm for an offline e2e, and it is that one", () => {
     const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout"));
     assert.match(guide.replace(/\s+/g, " "), /`\.cache\/runtimes` holds the Node 24 the Deployment runs on, and `\.cache\/helm` the helm the e2e's chart step runs: `npm run runtime-cache` fetches it and builds helm/);
-    assert.equal(scripts["runtime-cache"], "tsx test/runtime-cache.ts && tsx test/helm.ts");
-    assert.match(readFileSync(new URL("local-e2e.sh", import.meta.url), "utf8"), /test\/helm\.ts/, "the e2e reads the same helm");
-    assert.match(readFileSync(new URL("local-plane.sh", import.meta.url), "utf8"), /test\/runtime-cache\.ts/, "the e2e reads the same cache");
+    assert.equal(scripts["runtime-cache"], "tsx scripts/runtime-cache.ts && tsx scripts/helm.ts");
+    assert.match(readFileSync(new URL("local-e2e.sh", import.meta.url), "utf8"), /scripts\/helm\.ts/, "the e2e reads the same helm");
+    assert.match(readFileSync(new URL("../scripts/local-plane.sh", import.meta.url), "utf8"), /scripts\/runtime-cache\.ts/, "the e2e reads the same cache");
   });
 });

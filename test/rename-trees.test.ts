@@ -14,7 +14,7 @@ import { execFile } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { describe, test } from "node:test";
 import { promisify } from "node:util";
-import { currentNames, filesToRename, namesAfter } from "./rename.ts";
+import { currentNames, filesToRename, namesAfter } from "../scripts/rename.ts";
 import { describeNames, generatedNames, renamedTree } from "./rename-trees.ts";
 
 const run = promisify(execFile);

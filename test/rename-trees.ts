@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import * as core from "../sync.ts";
-import { ABOUT_NAMES, filesToRename, pluralOf, renameFile, type Names } from "./rename.ts";
+import { ABOUT_NAMES, filesToRename, pluralOf, renameFile, type Names } from "../scripts/rename.ts";
 
 // This file is not renamed (rename.ts's ABOUT_NAMES), so it finds the
 // parent's label by the name rename gives it: <SINGULAR>_LABEL.

@@ -6,8 +6,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { escaped } from "./helpers.ts";
-import { readManifest } from "./manifest.ts";
-import { currentNames, filesToRename, gitLabParts, invalidNames, namesAfter, parse, pluralOf, renameFile, renameRepository, renamed, type Files, type Names } from "./rename.ts";
+import { readManifest } from "../scripts/manifest.ts";
+import { currentNames, filesToRename, gitLabParts, invalidNames, namesAfter, parse, pluralOf, renameFile, renameRepository, renamed, type Files, type Names } from "../scripts/rename.ts";
 import { describeNames, generatedNames } from "./rename-trees.ts";
 
 const PROJECT: Names = { group: "agrrh.com", kind: "Project", plural: "projects", short: "proj", prefix: "proj-", kinds: [{ kind: "ProjectProfile", plural: "projectprofiles", singular: "projectprofile" }] };
@@ -176,12 +176,13 @@ describe("rename: this repository", () => {
       ...(prefixIsItsOwnName ? [] : [{ name: `${NAMESPACE_PREFIX}<name>`, pattern: new RegExp(String.raw`(?<![-a-z0-9])${spelled(NAMESPACE_PREFIX)}[a-z0-9$]`) }]),
       ...declared.map(({ metadata: { name } }) => ({ name, pattern: new RegExp(spelled(name)) })),
     ];
-    const spellings = readdirSync(new URL(".", import.meta.url))
-      .filter((file) => file.endsWith(".ts") && !EXAMPLES.includes(file))
-      .flatMap((file) =>
-        readFileSync(new URL(file, import.meta.url), "utf8")
+    const spellings = ["test/", "scripts/"]
+      .flatMap((folder) => readdirSync(new URL(`../${folder}`, import.meta.url)).map((file) => `${folder}${file}`))
+      .filter((path) => path.endsWith(".ts") && !EXAMPLES.includes(path.slice(path.indexOf("/") + 1)))
+      .flatMap((path) =>
+        readFileSync(new URL(`../${path}`, import.meta.url), "utf8")
           .split("\n")
-          .flatMap((line, index) => names.filter(({ pattern }) => pattern.test(line)).map(({ name }) => ({ name, at: `test/${file}:${index + 1}`, pinned: line.trimEnd().endsWith(PIN), line: line.trim() }))),
+          .flatMap((line, index) => names.filter(({ pattern }) => pattern.test(line)).map(({ name }) => ({ name, at: `${path}:${index + 1}`, pinned: line.trimEnd().endsWith(PIN), line: line.trim() }))),
       );
     assert.deepEqual(spellings.filter(({ pinned }) => !pinned).map(({ name, at, line }) => `${at}: ${name}: ${line.slice(0, 100)}`), []);
     for (const { name } of names) {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { HEALTH_PATH, METRICS_PATH, SETTINGS, SYNC_PATH } from "../main.ts";
 import { fixture, markdownTable } from "./helpers.ts";
-import { deployedBundle, deployedNodeVersion, install, type NpmRuntime } from "./runtime-cache.ts";
+import { deployedBundle, deployedNodeVersion, install, type NpmRuntime } from "../scripts/runtime-cache.ts";
 import { npmStartCommand, spawnServer } from "./spawn-server.ts";
 
 const SHUTDOWN_TIMEOUT_SECONDS = 5;

@@ -43,7 +43,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
 import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
-import { kubectlProcess, kubectlProxy } from "./kubectl.ts";
+import { kubectlProcess, kubectlProxy } from "../scripts/kubectl.ts";
 import { endedPod } from "./e2e.ts"; // feature: integrations
 import { INTEGRATIONS_NAMESPACE, LABELS } from "../features/integrations.ts"; // feature: integrations
 import { BUDGET, PLACE, SPENT_LABEL } from "../features/budget.ts"; // feature: budget

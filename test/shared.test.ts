@@ -25,7 +25,7 @@ import {
   shared,
 } from "../features/shared.ts";
 import { SETTLED, at, escaped, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
-import { readManifest } from "./manifest.ts";
+import { readManifest } from "../scripts/manifest.ts";
 
 const SHOP = namespaceOf("shop");
 // What must never show anywhere but in the Secret and its copy: base64 of "hunter2-registry-token".

@@ -23,7 +23,7 @@ import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSy
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { needsOf } from "./take-away.ts";
+import { needsOf } from "../scripts/take-away.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 

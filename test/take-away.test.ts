@@ -7,9 +7,9 @@ import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { PARENT } from "../sync.ts";
 import { FEATURES } from "../features/index.ts"; // features
-import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "./take-away.ts";
-import { TRANSCRIPT } from "./transcripts.ts";
-import { parseWalkthrough } from "./walkthrough.ts";
+import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
+import { TRANSCRIPT } from "../scripts/transcripts.ts";
+import { parseWalkthrough } from "../scripts/walkthrough.ts";
 
 const root = new URL("..", import.meta.url);
 // Tracked and still there: a copy that has taken features away may not have committed it.
@@ -221,7 +221,7 @@ describe("take-away: nothing of a feature is left behind", () => {
     return lines.join("\n");
   };
   // These tests take features' and resources' names as examples of their own.
-  const ABOUT_NAMES = ["test/take-away.test.ts", "test/take-away.ts", "test/rename.test.ts", "test/rename.ts", "test/rename-trees.test.ts", "test/rename-trees.ts", "test/core-without-features.sh"];
+  const ABOUT_NAMES = ["test/take-away.test.ts", "scripts/take-away.ts", "test/rename.test.ts", "scripts/rename.ts", "test/rename-trees.test.ts", "test/rename-trees.ts", "test/core-without-features.sh"];
   // A feature goes with those that need it, as take-away demands.
   const needing = (feature: string): string[] => [feature, ...features.filter((other) => needsOf(texts.get(`features/${other}.ts`) ?? "").includes(feature)).flatMap(needing)];
 

@@ -8,10 +8,10 @@ import { GROUP, PARENT, namespaceNameFor } from "../sync.ts";
 import { PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { SHAREABLE_LABEL } from "../features/shared.ts"; // feature: shared
-import { standIn, type Call, type Rule } from "./kubectl.ts";
-import { readManifest } from "./manifest.ts";
+import { standIn, type Call, type Rule } from "../scripts/kubectl.ts";
+import { readManifest } from "../scripts/manifest.ts";
 import { spawnChild, withTsx } from "./spawn-server.ts";
-import { DELETION_ANNOTATION, INSTALL_NAMESPACE, Refusal, uninstall, type UninstallOptions } from "./uninstall.ts";
+import { DELETION_ANNOTATION, INSTALL_NAMESPACE, Refusal, uninstall, type UninstallOptions } from "../scripts/uninstall.ts";
 
 const MANIFEST = readManifest().objects;
 const REQUESTER_ROLE = MANIFEST.find((object) => object.kind === "ClusterRole")!.metadata.name;
@@ -252,7 +252,7 @@ describe("uninstall: what is an admin's own", () => {
 
 describe("uninstall: the command", () => {
   test("npm run uninstall with an unknown argument exits 2 and names it", async () => {
-    const child = spawnChild(withTsx("test/uninstall.ts", "--force"), { KUBECTL: "/nonexistent/kubectl" });
+    const child = spawnChild(withTsx("scripts/uninstall.ts", "--force"), { KUBECTL: "/nonexistent/kubectl" });
     assert.equal(await child.exitCode("npm run uninstall to exit"), 2, child.output());
     assert.match(child.output(), /unknown argument --force; the only one is --yes/);
   });

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { WALKTHROUGH_AS_WRITTEN, asShown, comparable, differences, linesOf, parseWalkthrough, renderOutput, renderWalkthrough } from "./walkthrough.ts";
+import { WALKTHROUGH_AS_WRITTEN, asShown, comparable, differences, linesOf, parseWalkthrough, renderOutput, renderWalkthrough } from "../scripts/walkthrough.ts";
 
 const page = [
   "# A page",

@@ -35,9 +35,9 @@
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { API_VERSION, GROUP, NAMESPACES, ObservedChildren, PARENT, RelatedObjects, customize, sync, type Project, type RelatedResourceRule, type SyncResponse } from "../sync.ts";
-import { admissionErrors } from "./crd-schema.ts";
+import { admissionErrors } from "../test/crd-schema.ts";
 import { resourceOf } from "./new-feature.ts";
-import { withObserved, type FixtureName } from "./helpers.ts";
+import { withObserved, type FixtureName } from "../test/helpers.ts";
 import { readManifest } from "./manifest.ts";
 
 export const DEFAULT_LOG = ".cache/local-k8s/logs/metacontroller.log";
@@ -173,7 +173,7 @@ export function remadeFixtures(read: (file: string) => string, files: string[], 
 }
 
 if (import.meta.filename === process.argv[1] && process.argv[2] === "--remake") {
-  const directory = new URL("fixtures/", import.meta.url);
+  const directory = new URL("../test/fixtures/", import.meta.url);
   const files = readdirSync(directory).filter((file) => file.endsWith(".json"));
   try {
     for (const [file, text] of Object.entries(remadeFixtures((each) => readFileSync(new URL(each, directory), "utf8"), files))) writeFileSync(new URL(file, directory), text);
@@ -190,7 +190,7 @@ if (import.meta.filename === process.argv[1] && process.argv[2] === "--remake") 
   }
   try {
     const made = admittedFixtureFromCode(fixture, JSON.parse(spec));
-    writeFileSync(new URL(`fixtures/${fixture}.json`, import.meta.url), `${JSON.stringify(made, null, 2)}\n`);
+    writeFileSync(new URL(`../test/fixtures/${fixture}.json`, import.meta.url), `${JSON.stringify(made, null, 2)}\n`);
     console.log(`test/fixtures/${fixture}.json: made from this copy's code; replace it with a captured one once the e2e runs`);
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);
@@ -205,7 +205,7 @@ if (import.meta.filename === process.argv[1] && process.argv[2] === "--remake") 
   }
   try {
     for (const [fixture, request] of Object.entries(fixturesFromLog(readFileSync(log, "utf8"), wanted))) {
-      writeFileSync(new URL(`fixtures/${fixture}.json`, import.meta.url), `${JSON.stringify(request, null, 2)}\n`);
+      writeFileSync(new URL(`../test/fixtures/${fixture}.json`, import.meta.url), `${JSON.stringify(request, null, 2)}\n`);
       console.log(`test/fixtures/${fixture}.json: the request about ${wanted[fixture]}`);
     }
     console.log("now run npm run transcripts");

@@ -1,5 +1,5 @@
 // `npm run walkthrough`: docs/cluster.md's commands, run in order against a
-// throwaway local control plane that test/walkthrough.sh starts, and each
+// throwaway local control plane that scripts/walkthrough.sh starts, and each
 // one's output on the page rewritten with what it really printed, so that the
 // walkthrough stays true in any copy of the repository (features taken away,
 // the resource renamed). `npm run walkthrough -- --check` runs the same and
@@ -88,7 +88,7 @@ export function parseWalkthrough(page: string): Step[] {
   return steps;
 }
 
-// A take-away marker at the end of an output line, as test/take-away.ts reads it.
+// A take-away marker at the end of an output line, as scripts/take-away.ts reads it.
 const MARKER = /\s+# feature: [\w-]+(?:(?:, | & )[\w-]+)*$/;
 const splitMarker = (line: string): [string, string] => {
   const marker = MARKER.exec(line)?.[0] ?? "";
@@ -242,7 +242,7 @@ export function asShown(raw: string): string {
 export const linesOf = (output: string) => (output === "" ? [] : output.replace(/\n$/, "").split("\n"));
 
 // ---------------------------------------------------------------------------
-// The run, on the control plane test/walkthrough.sh started.
+// The run, on the control plane scripts/walkthrough.sh started.
 
 const DEADLINE_MS = 300_000; // the page's own waits go up to 180 s
 
@@ -361,19 +361,19 @@ function overlayPrelude(steps: Step[], scratch: string): string {
   ].join("\n");
 }
 
-/** Refuses any cluster but the empty one test/walkthrough.sh started for this run. */
+/** Refuses any cluster but the empty one scripts/walkthrough.sh started for this run. */
 async function refuseOthers(kubectl: Kubectl, signal: AbortSignal): Promise<void> {
   const { WALKTHROUGH_CLUSTER_UID, KUBECONFIG, LOCAL_K8S_DIR } = process.env;
   const refuse = (why: string) => {
     throw new Error(`refused: ${why}. Run it as npm run walkthrough, which starts a control plane of its own.`);
   };
-  if (!WALKTHROUGH_CLUSTER_UID || !LOCAL_K8S_DIR || KUBECONFIG !== join(LOCAL_K8S_DIR, "kubeconfig")) refuse("no control plane started by test/walkthrough.sh");
+  if (!WALKTHROUGH_CLUSTER_UID || !LOCAL_K8S_DIR || KUBECONFIG !== join(LOCAL_K8S_DIR, "kubeconfig")) refuse("no control plane started by scripts/walkthrough.sh");
   const server = await kubectl(["config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"], undefined, signal);
   if (server.stdout.trim() !== "https://127.0.0.1:16443") refuse(`the kubeconfig names ${server.stdout.trim() || "no server"}, not the local control plane`);
-  // The uid of kube-system, read by test/walkthrough.sh right after it started
+  // The uid of kube-system, read by scripts/walkthrough.sh right after it started
   // the plane: another API server on that address has another.
   const uid = await kubectl(["get", "namespace", "kube-system", "-o", "jsonpath={.metadata.uid}"], undefined, signal);
-  if (uid.stdout.trim() !== WALKTHROUGH_CLUSTER_UID) refuse("the cluster that answers is not the one test/walkthrough.sh started");
+  if (uid.stdout.trim() !== WALKTHROUGH_CLUSTER_UID) refuse("the cluster that answers is not the one scripts/walkthrough.sh started");
   const crds = await kubectl(["get", "crd", "-o", "name"], undefined, signal);
   const installed = crds.stdout.split("\n").filter((crd) => crd && !crd.endsWith(".metacontroller.k8s.io"));
   if (installed.length) refuse(`the cluster is not empty: ${installed.join(", ")}`);

@@ -48,7 +48,7 @@ export function deployedBundle(): string {
 }
 
 // `npm run runtime-cache` (README's "Make it your own", before an offline
-// e2e), or `node --import tsx test/runtime-cache.ts`: the Node the Deployment runs and
+// e2e), or `node --import tsx scripts/runtime-cache.ts`: the Node the Deployment runs and
 // its bundle, installed and written out, one path a line, for the scripts
 // that run the webhook exactly as the pod does (test/local-e2e.sh).
 if (import.meta.filename === process.argv[1]) {

@@ -203,7 +203,7 @@ export function gitLabParts(path: string, text: string): { text: string; speaksG
 
 // This script and its test speak of names in general, with examples of
 // their own that must stay as they are.
-export const ABOUT_NAMES = ["test/rename.ts", "test/rename.test.ts", "test/rename-trees.ts", "test/rename-trees.test.ts"];
+export const ABOUT_NAMES = ["scripts/rename.ts", "test/rename.test.ts", "test/rename-trees.ts", "test/rename-trees.test.ts"];
 
 /** The files to rename in, by path from the root: every one git knows or would add, that is there, but this script's own. */
 export function filesToRename(): string[] {

@@ -203,7 +203,7 @@ function takeAway(features: string[]) {
   // A captured request still carries the groups and fields of what went:
   // the fixtures are made again by the code that is left, in a process of
   // its own, as this one still runs the features taken away.
-  execFileSync(process.execPath, ["--import", "tsx", fileURLToPath(new URL("test/capture-fixtures.ts", root)), "--remake"], { cwd: root, stdio: "inherit" });
+  execFileSync(process.execPath, ["--import", "tsx", fileURLToPath(new URL("scripts/capture-fixtures.ts", root)), "--remake"], { cwd: root, stdio: "inherit" });
   console.log("next: npm run manifest && npm run transcripts && npm test");
 }
 

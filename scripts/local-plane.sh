@@ -41,7 +41,7 @@ local_plane_up() {
   METACONTROLLER_LOG_LEVEL=${METACONTROLLER_LOG_LEVEL:-info} timeout 300 "$plane/up.sh"
 
   local node bundle port=
-  { read -r node; read -r bundle; } < <(node --import tsx test/runtime-cache.ts)
+  { read -r node; read -r bundle; } < <(node --import tsx scripts/runtime-cache.ts)
   # The log exists before the webhook starts: its redirect happens in the
   # child, which a busy machine may run after the first read below.
   : >"$logs/webhook.log"

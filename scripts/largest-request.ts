@@ -50,7 +50,7 @@ import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.
 import { BUDGET, BUDGETS, BUILT_IN_BUDGET, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SPENT_LABEL, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
 import { INTEGRATION_NAME_MAX_LENGTH, JOBS, OUTPUTS_ANNOTATION, PARAMETERS_MAX_CHARACTERS, REPORT_MAX_CHARACTERS } from "../features/integrations.ts"; // feature: integrations
 import { CONFIG_MAPS as SHARED_CONFIG_MAPS, SECRETS as SHARED_SECRETS } from "../features/shared.ts"; // feature: shared
-import { GROUP_OF_KIND } from "./helpers.ts";
+import { GROUP_OF_KIND } from "../test/helpers.ts";
 import { CLIENT_SIDE_APPLY_ANNOTATION, goJson, readManifest } from "./manifest.ts";
 
 /** etcd's default --max-request-bytes, the most one stored object takes. */
