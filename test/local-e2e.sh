@@ -16,4 +16,4 @@ local_plane_up e2e "$PWD/.cache/local-k8s" 'e2e-'
 # once there is a plane to run it on.
 HELM=$(node --import tsx scripts/helm.ts)
 
-HELM=$HELM WEBHOOK_URL=$webhook_url WEBHOOK_LOG=$logs/webhook.log METACONTROLLER_LOG=$logs/metacontroller.log E2E_REQUIRE_CLUSTER=1 timeout 900 node --import tsx test/e2e.ts
+HELM=$HELM WEBHOOK_URL=$webhook_url WEBHOOK_LOG=$logs/webhook.log METACONTROLLER_LOG=$logs/metacontroller.log E2E_REQUIRE_CLUSTER=1 timeout 1200 node --import tsx test/e2e.ts
