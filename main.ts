@@ -271,7 +271,7 @@ function createMetrics() {
     inFlight: new Gauge({ name: "webhook_requests_in_flight", help: "Requests being answered now, by hook.", labelNames: ["hook"], registers }),
     rejected: new Counter({ name: "webhook_rejected_requests_total", help: "Hook requests refused before sync saw them (bad input, or over the body limit), by hook and cause.", labelNames: ["hook", "cause"], registers }),
     ready: new Counter({ name: "webhook_ready_answers_total", help: `Answers of the sync and finalize hooks, by the status and reason of the Ready condition they give the ${PARENT.kind}.`, labelNames: ["hook", "status", "reason"], registers }),
-    refusals: new Counter({ name: "webhook_refusals_total", help: `Answers that refuse what a ${PARENT.kind}'s spec asks until a person acts, by reason.`, labelNames: ["hook", "reason"], registers }),
+    refusals: new Counter({ name: "webhook_refusals_total", help: `Answers that refuse, until a person acts, what the ${PARENT.kind}'s spec asks, by reason.`, labelNames: ["hook", "reason"], registers }),
   };
 }
 

@@ -7,7 +7,7 @@
 // for a release to publish beside the manifest, or for
 // `kubectl krew install --manifest=scripts/my-projects.krew.yaml --archive=.cache/krew/kubectl-my_projects.tar.gz`.
 import { createHash } from "node:crypto";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,4 +41,11 @@ if (import.meta.filename === process.argv[1]) {
   mkdirSync(directory, { recursive: true });
   writeFileSync(`${directory}${PLUGIN_FILE}.tar.gz`, archive);
   console.log(`${directory}${PLUGIN_FILE}.tar.gz sha256 ${sha256(archive)}`);
+  // npm run manifest runs this too: the manifest names the archive of the script as it is now.
+  const manifest = readFileSync(KREW_MANIFEST, "utf8");
+  const named = manifest.replace(/(sha256: )[0-9a-f]{64}/, `$1${sha256(archive)}`);
+  if (named !== manifest) {
+    writeFileSync(KREW_MANIFEST, named);
+    console.log(`${KREW_MANIFEST}: sha256 rewritten`);
+  }
 }

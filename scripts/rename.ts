@@ -30,7 +30,7 @@
 // what speaks GitLab's API (the reference integrations and their stand-in),
 // GitLab's own lower-case `project` stays.
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import pluralize from "pluralize";
 import { parseAllDocuments } from "yaml";
@@ -261,6 +261,11 @@ export function renameRepository(files: Files, from: Names, to: Names): number {
   return changed.length;
 }
 
+/** The files whose own name holds an old name (kubectl-my_projects), each with its new path. */
+export function renamedPaths(paths: string[], from: Names, to: Names): [string, string][] {
+  return paths.map((path): [string, string] => [path, renamed(path, from, to)]).filter(([path, after]) => after !== path);
+}
+
 if (import.meta.filename === process.argv[1]) {
   try {
     const { from, to } = parse(process.argv.slice(2), currentNames());
@@ -280,6 +285,7 @@ if (import.meta.filename === process.argv[1]) {
       from,
       to,
     );
+    for (const [path, after] of renamedPaths(filesToRename(), from, to)) renameSync(new URL(path, root), new URL(after, root));
     const others = [...(from.kinds ?? []).map(({ kind }, index) => [kind, to.kinds?.[index]?.kind]), ...(from.labels ?? []).map((label, index) => [label, to.labels?.[index]])].filter(([old, renamed]) => old !== renamed);
     console.log(`renamed ${from.kind} (${from.plural}.${from.group}, ${from.prefix}<name>) to ${to.kind} (${to.plural}.${to.group}, ${to.prefix}<name>)${others.map(([old, renamed]) => `, ${old} to ${renamed}`).join("")} in ${changed} files`);
     console.log("next: npm run manifest && npm run transcripts && npm test");

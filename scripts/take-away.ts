@@ -204,7 +204,7 @@ function takeAway(features: string[]) {
   // the fixtures are made again by the code that is left, in a process of
   // its own, as this one still runs the features taken away.
   execFileSync(process.execPath, ["--import", "tsx", fileURLToPath(new URL("scripts/capture-fixtures.ts", root)), "--remake"], { cwd: root, stdio: "inherit" });
-  console.log("next: npm run manifest && npm run transcripts && npm test");
+  console.log("next: npm run manifest && npm run transcripts && npm test; on a local control plane, npm run walkthrough rewrites what docs/cluster.md shows the commands print");
 }
 
 if (import.meta.filename === process.argv[1]) {

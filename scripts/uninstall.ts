@@ -194,7 +194,7 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
 
   log("This deletes, for good:");
   for (const project of plan.projects) log(`  ${PARENT.kind} ${project.name}${project.namespace ? `, and Namespace ${project.namespace} with everything in it` : ""}`);
-  for (const name of plan.going) log(`  (Namespace ${name}, of a ${PARENT.kind} gone already, is still being deleted: waited for)`);
+  for (const name of plan.going) log(`  (Namespace ${name}, whose ${PARENT.kind} is gone already, is still being deleted: waited for)`);
   for (const binding of plan.bindings) log(`  ${describeObject(binding)}, which binds a role of k8s.yaml`);
   for (const name of plan.custom) log(`  ${name}`);
   for (const object of plan.install) log(`  ${describeObject(object)}${object.kind === "Namespace" ? ", with everything in it" : ""}`);

@@ -131,7 +131,7 @@ const CRDS = {
 /** The parent CRD's spec fields, as k8s.yaml declares them: how long each may be. */
 const parentSpecSchema = readManifest().find("CustomResourceDefinition", CRDS.parent).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties;
 
-// The role an admin binds to the people who may request Projects.
+// The role an admin binds to the people who may request Projects. // feature: members
 export const REQUESTER_ROLE = manifestObjects(undefined).find((object) => object.kind === "ClusterRole")?.metadata.name ?? ""; // feature: members
 
 const WEBHOOK_DEPLOYMENT = manifestObjects(undefined).find((object) => object.kind === "Deployment")?.metadata.name ?? "";
@@ -1721,12 +1721,12 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       // it every sync of the Project, which says so in a Warning; nothing is
       // lost, and the label taken off, the Project is synced again.
       await create({ apiVersion: "v1", kind: "Namespace", metadata: { name: STRAY } } as KubeObject);
-      assert.match(await refusedTo([], ["label", "namespace", STRAY, `controller-uid=${uid}`]), new RegExp(`Namespace ${STRAY} is not named as a ${PARENT.kind}'s Namespace`));
+      assert.match(await refusedTo([], ["label", "namespace", STRAY, `controller-uid=${uid}`]), new RegExp(`Namespace ${STRAY} is not named as an? ${PARENT.kind}'s Namespace`));
       const lookalike = namespaceNameFor(`${ADOPTING}-old`);
       await create({ apiVersion: "v1", kind: "Namespace", metadata: { name: lookalike } } as KubeObject);
       await must(["label", "namespace", lookalike, `controller-uid=${uid}`]);
       await must(["patch", PARENT.singular, ADOPTING, "--type=merge", "-p", JSON.stringify({ spec: annotated("moved in") })]);
-      const refusal = new RegExp(`Namespace ${lookalike} cannot come under ${PARENT.kind} ${ADOPTING}: a ${PARENT.kind} owns only the Namespace of its name`);
+      const refusal = new RegExp(`Namespace ${lookalike} cannot come under ${PARENT.kind} ${ADOPTING}: an? ${PARENT.kind} owns only the Namespace of its name`);
       await eventually(`a Warning on ${ADOPTING} that ${lookalike} cannot come under it`, async () => {
         const events = await must(["get", "events", "-A", "--field-selector", `involvedObject.name=${ADOPTING},type=Warning`, "-o", "jsonpath={.items[*].message}"]);
         return refusal.test(events);

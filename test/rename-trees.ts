@@ -23,8 +23,9 @@ const first = (texts: string[], candidates: string[]) => candidates.find((word) 
 
 /** Three resources, each of words none of these texts holds, from the names this copy has. */
 export function generatedNames(texts: string[], current: Names): Generated[] {
-  // Latin plurals (cacti) and a final y (galleries), which `${kind}s` gets wrong.
-  const irregular = first(texts, ["Cactus", "Fungus", "Nucleus", "Syllabus", "Stimulus"]);
+  // Latin plurals (alumni) and a final y (galleries), which `${kind}s` gets wrong;
+  // the first starts with a vowel, so that "a Project" must become "an Alumnus".
+  const irregular = first(texts, ["Alumnus", "Ellipsis", "Index", "Octopus"]);
   const ies = first(texts, ["Gallery", "Dynasty", "Quarry"]);
   const regular = first(texts, ["Widget", "Gizmo", "Zorblat"]);
   // A prefix or short name is found nowhere in the texts where rename would take it for one (the ca- of a ca-bundle).

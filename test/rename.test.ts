@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { escaped } from "./helpers.ts";
 import { readManifest } from "../scripts/manifest.ts";
-import { currentNames, filesToRename, gitLabParts, invalidNames, namesAfter, parse, pluralOf, renameFile, renameRepository, renamed, type Files, type Names } from "../scripts/rename.ts";
+import { currentNames, filesToRename, gitLabParts, invalidNames, namesAfter, parse, pluralOf, renameFile, renameRepository, renamed, renamedPaths, type Files, type Names } from "../scripts/rename.ts";
 import { describeNames, generatedNames } from "./rename-trees.ts";
 
 const PROJECT: Names = { group: "agrrh.com", kind: "Project", plural: "projects", short: "proj", prefix: "proj-", kinds: [{ kind: "ProjectProfile", plural: "projectprofiles", singular: "projectprofile" }] };
@@ -83,6 +83,18 @@ describe("rename: the words", () => {
       String.raw`"example.org/owning-team" /example\.org\/owning-team/ "example\.org\/owning-team" {.metadata.labels.example\.org/owning-team} teams.example.org/profile teams.example.org/teams`,
     );
     assert.match(invalidNames({ ...to, labels: ["Not A Label"] }) ?? "", /^--rename …=Not A Label: a label key/);
+  });
+
+  test("a file whose own name holds the plural is renamed with it, and back; one that does not stays", () => {
+    const to = namesAfter(PROJECT, { group: "alumni.example.org", kind: "Alumnus", plural: "alumni", short: "alumnus", prefix: "al-" }).to;
+    const paths = ["scripts/kubectl-my_projects", "scripts/my-projects.krew.yaml", "test/my-projects.test.ts", "test/sync.test.ts"];
+    const moved = renamedPaths(paths, PROJECT, to);
+    assert.deepEqual(moved, [
+      ["scripts/kubectl-my_projects", "scripts/kubectl-my_alumni"],
+      ["scripts/my-projects.krew.yaml", "scripts/my-alumni.krew.yaml"],
+      ["test/my-projects.test.ts", "test/my-alumni.test.ts"],
+    ]);
+    assert.deepEqual(renamedPaths(moved.map(([, after]) => after), to, PROJECT).map(([, back]) => back), paths.slice(0, 3));
   });
 
   test("a prefix of another length moves the longest name with it", () => {

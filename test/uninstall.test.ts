@@ -187,7 +187,7 @@ describe("uninstall: the guards stay until nothing is left to guard", () => {
   test("the Namespace of a Project an earlier run deleted is waited for too, and listed", async () => {
     const earlier = { when: "^get namespaces -o json", stdout: list([{ metadata: { name: namespaceNameFor("gone"), deletionTimestamp: "2026-12-02T00:00:00Z", ownerReferences: [{ apiVersion: `${GROUP}/v1`, kind: PARENT.kind, name: "gone", uid: "u" }] } }, { metadata: { name: "tenant-made", deletionTimestamp: "2026-12-02T00:00:00Z" } }]) };
     const { calls, output } = await run(installed([earlier]), { yes: true });
-    assert.ok(output.includes(`Namespace ${namespaceNameFor("gone")}, of a Project gone already, is still being deleted`), output);
+    assert.ok(output.includes(`Namespace ${namespaceNameFor("gone")}, whose ${PARENT.kind} is gone already, is still being deleted`), output);
     assert.ok(calls.some((call) => call.args[0] === "wait" && call.args.includes(`namespace/${namespaceNameFor("gone")}`)));
     assert.ok(!calls.some((call) => call.args.includes("namespace/tenant-made")), "one no Project owned");
   });
