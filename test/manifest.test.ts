@@ -715,9 +715,16 @@ describe("manifest: docs/kube-state-metrics.yaml", () => {
     assert.deepEqual(crd.spec.versions.map((version: any) => version.name), [resource.groupVersionKind.version]);
   });
 
-  test("every field it reads of a Project is one the CRD's status schema declares for the Ready condition", () => {
-    const condition = crd.spec.versions[0].schema.openAPIV3Schema.properties.status.properties.conditions.items;
-    for (const metric of resource.metrics) {
+  test("every field it reads of a Project is its generation, or one the CRD's status schema declares: the generation observed, or the Ready condition's", () => {
+    const status = crd.spec.versions[0].schema.openAPIV3Schema.properties.status.properties;
+    const condition = status.conditions.items;
+    const generations = resource.metrics.filter((metric: any) => metric.each.gauge.path[1] !== "conditions");
+    assert.deepEqual(
+      generations.map((metric: any) => [...metric.each.gauge.path, ...metric.each.gauge.valueFrom]),
+      [["metadata", "generation"], ["status", "observedGeneration"]],
+    );
+    assert.ok("observedGeneration" in status, "the status declares observedGeneration");
+    for (const metric of resource.metrics.filter((each: any) => !generations.includes(each))) {
       const { path, labelsFromPath, valueFrom } = metric.each.gauge;
       assert.deepEqual(path, ["status", "conditions"], metric.name);
       for (const field of [...Object.values<string[]>(labelsFromPath), valueFrom]) {
