@@ -863,12 +863,12 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         await eventually(`${who} may create pods`, async () => (await kubectl(["auth", "can-i", "create", "pods", "-n", STRICT_NAMESPACE, ...as])).ok);
         // A Pod that says nothing of its security is admitted, as restricted
         // as it must be, every image pulled afresh, within the quota.
-        const plain = pod(`e2e-plain`, STRICT_NAMESPACE, { initContainers: [{ name: "init", image: "registry.k8s.io/pause:3.10", imagePullPolicy: "IfNotPresent" }] }, { imagePullPolicy: "Never" });
+        const plain = pod(`e2e-plain`, STRICT_NAMESPACE, { initContainers: [{ name: "init", image: "registry.k8s.io/pause:3.10", imagePullPolicy: "IfNotPresent" }], volumes: [{ name: "files", image: { reference: "registry.k8s.io/pause:3.10", pullPolicy: "Never" } }] }, { imagePullPolicy: "Never" });
         const admitted = await dryRun(plain, as);
         assert.ok(admitted.ok, `${who}: ${admitted.stderr}`);
         assert.doesNotMatch(admitted.stderr, /Warning/, "warned of what it gets filled in");
         const { spec } = JSON.parse(admitted.stdout);
-        assert.deepEqual([spec.initContainers[0].imagePullPolicy, spec.containers[0].imagePullPolicy], ["Always", "Always"]);
+        assert.deepEqual([spec.initContainers[0].imagePullPolicy, spec.containers[0].imagePullPolicy, spec.volumes.find((volume: { name: string }) => volume.name === "files").image.pullPolicy], ["Always", "Always", "Always"]);
         assert.deepEqual(spec.securityContext, { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
         assert.deepEqual(spec.containers[0].securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
         assert.equal(spec.containers[0].resources.requests["ephemeral-storage"], BUILT_IN_PROFILE.limitRange?.defaultRequest?.["ephemeral-storage"]);
@@ -949,18 +949,20 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       spec: {
         podSecurity: "restricted",
         pods: { imagePullPolicy: "RequireAlways", securityContextDefaults: "Restricted", allowedRegistries: ["registry.k8s.io/"], nodeSelector: { [`e2e-${RUN}/pool`]: "tenants" } },
-        allowedClasses: { storage: ["e2e-standard"], ingress: ["e2e-nginx"], priority: ["e2e-low"], runtime: ["e2e-sandboxed"] },
+        allowedClasses: { storage: ["e2e-standard"], ingress: ["e2e-nginx"], priority: ["e2e-low"], runtime: [`e2e-${RUN}-sandboxed`] },
         networkPolicy: { egress: { toNamespaces: ["monitoring"] } },
       },
     };
-    await step(`65. on profile ${GATED_PROFILE}, a hostile tenant's way around each pods rule and class is refused naming the profile, the rule and what it allows: another registry through an init container, an ephemeral container, a Deployment's, a Job's and a CronJob's template, a running Pod's image swapped; a pull policy but Always; another node pool; a class not allowed; the Namespace's rules rewritten`, async () => {
+    await step(`65. on profile ${GATED_PROFILE}, a hostile tenant's way around each pods rule and class is refused naming the profile, the rule and what it allows: another registry through an init container, an ephemeral container, a Deployment's, a Job's and a CronJob's template, a running Pod's image swapped; a pull policy but Always; another node pool; a class not allowed, or named by a claim's legacy annotation, or no RuntimeClass named; another registry's image or a pull policy but Always in an image volume; the Namespace's rules rewritten`, async () => {
+      // A Pod names a RuntimeClass the API server knows, or is refused before the policy looks.
+      await create({ apiVersion: "node.k8s.io/v1", kind: "RuntimeClass", metadata: { name: `e2e-${RUN}-sandboxed` }, handler: "runc" } as unknown as KubeObject);
       await create(gatedProfile);
       const gated = { ...project(GATED), spec: { ...CREATED, profile: GATED_PROFILE } } as any;
       gated.spec.members = [{ kind: "User", name: TENANT, role: "admin" }]; // feature: members
       await create(gated);
       await waitForReady(GATED);
       const as = tenants[1] ?? [];
-      const ok = pod("e2e-allowed", GATED_NAMESPACE, { nodeSelector: { [`e2e-${RUN}/pool`]: "system" } }, { imagePullPolicy: "Always" });
+      const ok = pod("e2e-allowed", GATED_NAMESPACE, { nodeSelector: { [`e2e-${RUN}/pool`]: "system" }, runtimeClassName: `e2e-${RUN}-sandboxed` }, { imagePullPolicy: "Always" });
       await createPod(ok, as);
       const nodeSelector = JSON.parse(await must(["get", "pod", "e2e-allowed", "-n", GATED_NAMESPACE, "-o", "jsonpath={.spec.nodeSelector}"]));
       assert.deepEqual(nodeSelector, { [`e2e-${RUN}/pool`]: "tenants" }, "the Pod runs where the profile says, not where it asked");
@@ -986,6 +988,13 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const swapped = await kubectl(["patch", "pod", "e2e-allowed", "-n", GATED_NAMESPACE, "--type=json", "-p", JSON.stringify([{ op: "replace", path: "/spec/containers/0/image", value: foreign }]), ...as]);
       assert.equal(swapped.ok, false, "a running Pod's image was swapped for another registry's");
       assert.match(swapped.stderr, registry);
+      // An image volume mounts an image's files: its image is pulled as a container's is.
+      const mounted = (image: Record<string, unknown>) => pod("e2e-mounted", GATED_NAMESPACE, { volumes: [{ name: "data", image }] }, { imagePullPolicy: "Always" });
+      const hidden = "docker.io/othertenant/private:latest";
+      await refusedWith("another registry's image mounted as a volume", mounted({ reference: hidden, pullPolicy: "Never" }), as,
+        new RegExp(`image ${escapeRegExp(hidden)} is from a registry ProjectProfile ${GATED_PROFILE} does not allow; its allowedRegistries are: registry\\.k8s\\.io/`));
+      await refusedWith("an image volume's pull policy but Always", mounted({ reference: "registry.k8s.io/pause:3.10", pullPolicy: "IfNotPresent" }), as,
+        new RegExp(`image volume data has pullPolicy IfNotPresent; ProjectProfile ${GATED_PROFILE} requires Always \\(pods.imagePullPolicy: RequireAlways\\)`));
 
       await refusedWith("a pull policy but Always", pod("e2e-cached", GATED_NAMESPACE, {}, { imagePullPolicy: "IfNotPresent" }), as,
         new RegExp(`container main has imagePullPolicy IfNotPresent; ProjectProfile ${GATED_PROFILE} requires Always \\(pods.imagePullPolicy: RequireAlways\\)`));
@@ -996,11 +1005,21 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.ok((await dryRun(claim("e2e-standard"), as)).ok, "a claim of the allowed class was refused");
       const statefulSet = { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "e2e-set", namespace: GATED_NAMESPACE }, spec: { serviceName: "e2e", selector: { matchLabels: { app: "e2e" } }, template: { metadata: { labels: { app: "e2e" } }, spec: { containers: [{ name: "main", image: "registry.k8s.io/pause:3.10", imagePullPolicy: "Always" }] } }, volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { ...claim("e2e-gold").spec } }] } };
       await refusedWith("a StatefulSet's claim template of a class not allowed", statefulSet, as, allowed("StorageClass", "storage", "e2e-standard"));
+      // Provisioning reads a claim's legacy annotation before its storageClassName.
+      const legacy = { annotations: { "volume.beta.kubernetes.io/storage-class": "e2e-gold" } };
+      const annotated = claim("e2e-standard");
+      await refusedWith("a claim whose legacy annotation names a class not allowed", { ...annotated, metadata: { ...annotated.metadata, ...legacy } }, as, allowed("StorageClass", "storage", "e2e-standard"));
+      const annotatedSet = { ...statefulSet, spec: { ...statefulSet.spec, volumeClaimTemplates: [{ metadata: { name: "data", ...legacy }, spec: annotated.spec }] } };
+      await refusedWith("a StatefulSet's claim template whose legacy annotation names a class not allowed", annotatedSet, as, allowed("StorageClass", "storage", "e2e-standard"));
       const ingress = { apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "e2e-ingress", namespace: GATED_NAMESPACE, annotations: { "kubernetes.io/ingress.class": "public" } }, spec: { defaultBackend: { service: { name: "e2e", port: { number: 80 } } } } };
       await refusedWith("an IngressClass named by the old annotation", ingress, as, allowed("IngressClass", "ingress", "e2e-nginx"));
       const job = (spec: Record<string, unknown>) => ({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "e2e-classy", namespace: GATED_NAMESPACE, labels: { app: "e2e" } }, spec: { template: template({ containers: [{ name: "main", image: "registry.k8s.io/pause:3.10", imagePullPolicy: "Always" }], ...spec }) } });
       await refusedWith("a PriorityClass not allowed", job({ priorityClassName: "e2e-high" }), as, allowed("PriorityClass", "priority", "e2e-low"));
-      await refusedWith("a RuntimeClass not allowed", job({ runtimeClassName: "e2e-runc" }), as, allowed("RuntimeClass", "runtime", "e2e-sandboxed"));
+      const scratch = { name: "scratch", ephemeral: { volumeClaimTemplate: { metadata: legacy, spec: annotated.spec } } };
+      await refusedWith("an ephemeral volume whose legacy annotation names a class not allowed", job({ volumes: [scratch], runtimeClassName: `e2e-${RUN}-sandboxed` }), as, allowed("StorageClass", "storage", "e2e-standard"));
+      await refusedWith("a RuntimeClass not allowed", job({ runtimeClassName: "e2e-runc" }), as, allowed("RuntimeClass", "runtime", `e2e-${RUN}-sandboxed`));
+      // Unnamed, the node's default runtime runs it.
+      await refusedWith("no RuntimeClass named", job({}), as, allowed("RuntimeClass", "runtime", `e2e-${RUN}-sandboxed`));
 
       // Where the Project has tenants, none rewrites the rules; the cluster admin may.
       if (as.length > 0) {
