@@ -151,8 +151,9 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
   const labels = [...labelOf.keys()].sort((a, b) => b.length - a.length).map(escape).join("|");
   // Longest first, so that `Projects` is one word and not `Project` + `s`.
   const words = [...wordOf.keys()].sort((a, b) => b.length - a.length);
-  // Names that stay as they are rename nothing (an empty pattern would match everywhere).
-  if (words.length === 0 && !labels) return text;
+  // Names that stay as they are rename nothing; a group, prefix or short name
+  // may change alone (an empty word would match everywhere, so none is asked for).
+  if (words.length === 0 && !labels && from.group === to.group && from.prefix === to.prefix && from.short === to.short) return text;
   // A form ends where the next character cannot continue it: a lower-case
   // form is not followed by a lower-case letter (nor `_`, GitLab's
   // `project_id`), an upper-case one not by an upper-case letter.
@@ -160,13 +161,13 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
   const pattern = new RegExp(
     [
       ...(labels ? [`(?<label>(?<![-a-z0-9])(?:${labels}))(?![-a-z0-9_.])`] : []),
-      `(?<article>\\b(?:[Aa]n?) )(?<articled>${word})`,
+      ...(words.length ? [`(?<article>\\b(?:[Aa]n?) )(?<articled>${word})`] : []),
       `(?<escapedGroup>${escape(escape(from.group))})`,
       `(?<group>${escape(from.group)})`,
       `(?<prefix>(?<![-a-z0-9])${escape(from.prefix)})`,
       // A short name that is the singular is the word itself, and follows it.
       ...(from.short === from.kind.toLowerCase() ? [] : [`(?<short>(?<![-a-z0-9./])${escape(from.short)}(?![-a-z0-9]))`]),
-      `(?<word>${word})`,
+      ...(words.length ? [`(?<word>${word})`] : []),
       `(?<longest>at most ${longestName(from.prefix)}\\b|over ${longestName(from.prefix)} characters|\\{0,${longestName(from.prefix) - 2}\\})`,
     ].join("|"),
     "g",

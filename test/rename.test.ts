@@ -85,6 +85,12 @@ describe("rename: the words", () => {
     assert.match(invalidNames({ ...to, labels: ["Not A Label"] }) ?? "", /^--rename …=Not A Label: a label key/);
   });
 
+  test("the group alone, or the prefix alone, is renamed where the kind stays", () => {
+    const text = "Project projects.agrrh.com proj-shop agrrh.com/project";
+    assert.equal(renamed(text, PROJECT, { ...PROJECT, group: "example.org" }), "Project projects.example.org proj-shop example.org/project");
+    assert.equal(renamed(text, PROJECT, { ...PROJECT, prefix: "p-" }), "Project projects.agrrh.com p-shop agrrh.com/project");
+  });
+
   test("a file whose own name holds the plural is renamed with it, and back; one that does not stays", () => {
     const to = namesAfter(PROJECT, { group: "alumni.example.org", kind: "Alumnus", plural: "alumni", short: "alumnus", prefix: "al-" }).to;
     const paths = ["scripts/kubectl-my_projects", "scripts/my-projects.krew.yaml", "test/my-projects.test.ts", "test/sync.test.ts"];
