@@ -33,11 +33,11 @@ echo "the core's npm test: $(tail -n 1 "$log")"
 npm run -s rename -- --group teams.example.org --kind Team
 # A ConfigMap needs no field the scaffold leaves to fill, so the feature
 # passes as new-feature writes it.
-npm run -s new-feature -- notes --child v1/ConfigMap
+npm run -s new-feature -- journal --child v1/ConfigMap
 # A person writes each sentence new-feature leaves to fill; here they keep its words.
 # (The marker is spelled in two quoted halves so that this line is not one to fill.)
 grep -rlF '(FILL'' IN ' --exclude-dir=node_modules --exclude-dir=.cache --exclude=new-feature.ts --exclude=new-feature.test.ts . | xargs -r sed -i 's/(FILL'' IN /(/g'
-npm run -s fixtures -- --from-code notes-sync '{"notes":"for the e2e"}'
+npm run -s fixtures -- --from-code journal-sync '{"journal":"for the e2e"}'
 npm run -s manifest
 npm run -s transcripts
 npm test >"$log" 2>&1 || { cat "$log"; exit 1; }
