@@ -2,9 +2,10 @@
 // krew installs a plugin from an archive whose SHA-256 the manifest names,
 // so the archive is made here the same way every time (the one script,
 // mode 0755, no owner, no time, stored in gzip uncompressed, which no zlib
-// writes differently), and krew-manifest.test.ts fails when the manifest's
-// sha256 is not this archive's. `npm run krew` writes it to .cache/krew/,
-// for a release to publish beside the manifest, or for
+// writes differently), and my-projects.test.ts fails when the manifest's
+// sha256 is not this archive's. `npm run krew` (and `npm run manifest`, after
+// a rename changed the script) writes that sum into the manifest, and the
+// archive to .cache/krew/, for a release to publish beside the manifest, or for
 // `kubectl krew install --manifest=scripts/my-projects.krew.yaml --archive=.cache/krew/kubectl-my_projects.tar.gz`.
 import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -35,15 +36,17 @@ export async function pluginArchive(): Promise<Buffer> {
 
 export const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
+/** The krew manifest's text, naming this archive by its sum. */
+export const namingArchive = (manifest: string, archive: Buffer) => manifest.replace(/(sha256: )[0-9a-f]{64}/, `$1${sha256(archive)}`);
+
 if (import.meta.filename === process.argv[1]) {
   const archive = await pluginArchive();
   const directory = fileURLToPath(new URL("../.cache/krew/", import.meta.url));
   mkdirSync(directory, { recursive: true });
   writeFileSync(`${directory}${PLUGIN_FILE}.tar.gz`, archive);
   console.log(`${directory}${PLUGIN_FILE}.tar.gz sha256 ${sha256(archive)}`);
-  // npm run manifest runs this too: the manifest names the archive of the script as it is now.
   const manifest = readFileSync(KREW_MANIFEST, "utf8");
-  const named = manifest.replace(/(sha256: )[0-9a-f]{64}/, `$1${sha256(archive)}`);
+  const named = namingArchive(manifest, archive);
   if (named !== manifest) {
     writeFileSync(KREW_MANIFEST, named);
     console.log(`${KREW_MANIFEST}: sha256 rewritten`);

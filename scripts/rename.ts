@@ -1,8 +1,8 @@
-// `npm run rename -- --group teams.example.org --kind Team`: makes this copy
+// `npm run rename -- --group example.org --kind Team`: makes this copy
 // a controller for another resource, in every file at once (code, k8s.yaml,
 // tests, fixtures, docs, package.json and its lock), as README's "Make it
 // your own" says. Options, the last three defaulting from the kind:
-//   --group    the API group, as teams.example.org
+//   --group    the API group, as example.org (the resource is then teams.example.org)
 //   --kind     the kind, as Team
 //   --plural   the resource, as teams (the English plural of the kind:
 //              policies for Policy, people for Person)

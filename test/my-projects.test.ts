@@ -11,7 +11,7 @@ import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { GROUP, PARENT } from "../sync.ts";
-import { KREW_MANIFEST, PLUGIN_FILE, pluginArchive, sha256 } from "../scripts/krew.ts";
+import { KREW_MANIFEST, PLUGIN_FILE, namingArchive, pluginArchive, sha256 } from "../scripts/krew.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/kubectl-my_projects", import.meta.url));
 const RESOURCE = `${PARENT.plural}.${GROUP}`;
@@ -91,6 +91,12 @@ describe("kubectl my-projects: its krew manifest", () => {
 
   test("it names the archive npm run krew makes of the script as it is now, by its SHA-256: run npm run krew after any change to the script, and copy the sum", async () => {
     assert.equal(platform.sha256, sha256(await pluginArchive()));
+  });
+
+  test("npm run krew, which npm run manifest runs, writes the sum of the script as it is now into the manifest, and changes nothing else", async () => {
+    const text = readFileSync(KREW_MANIFEST, "utf8");
+    const stale = text.replace(platform.sha256, "0".repeat(64));
+    assert.equal(namingArchive(stale, await pluginArchive()), text);
   });
 
   test("the archive is the same bytes every time", async () => {
