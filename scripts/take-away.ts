@@ -1,7 +1,8 @@
 // `npm run take-away -- <feature>...`: removes features from this copy of the
 // repository, exactly as README's "Make it your own" says to by hand:
 //   - its files: features/<feature>.ts, docs/<feature>.md, and
-//     test/<feature>.* and test/<feature>-* beside it;
+//     test/<feature>.* and test/<feature>-* beside it, and those its file
+//     names as its own on a line ` * Owns: <path>, <path> (why).`;
 //   - in every other file, each line that ends with its marker
 //     (`// feature: <feature>`, `# feature: <feature>` or
 //     `<!-- feature: <feature> -->`), and each block from a line that is only
@@ -166,12 +167,22 @@ export function neededByKept(features: string[], paths: string[], read: (path: s
   return undefined;
 }
 
-/** The files a feature owns outright; the composition's, for the last one. */
-export function filesOf(feature: string, tracked: string[]): string[] {
+/**
+ * What a feature's file says it owns beyond the files named after it, in a
+ * line of its opening comment: ` * Owns: scripts/tool, test/tool.test.ts (why).`
+ * A tool whose premise is the feature goes with it, whatever its name.
+ */
+export function ownsOf(text: string): string[] {
+  const line = /^\s*\*\s*Owns: ([^\s,]+(?:, [^\s,]+)*)/m.exec(text);
+  return line?.[1]?.split(", ") ?? [];
+}
+
+/** The files a feature owns outright (`owns`: those its file names, see ownsOf); the composition's, for the last one. */
+export function filesOf(feature: string, tracked: string[], owns: string[] = []): string[] {
   return tracked.filter((path) => {
     if (feature === "features") return path === COMPOSITION || /^test\/features[.-]/.test(path);
     const file = basename(path);
-    const own = path === `features/${feature}.ts` || path === `docs/${feature}.md`;
+    const own = path === `features/${feature}.ts` || path === `docs/${feature}.md` || owns.includes(path);
     return own || (path.startsWith("test/") && (file.startsWith(`${feature}.`) || file.startsWith(`${feature}-`)));
   });
 }
@@ -186,7 +197,8 @@ function takeAway(features: string[]) {
   if (needed) throw new Error(needed);
   // With the last feature goes what composes them.
   const last = all.every((feature) => features.includes(feature));
-  const removed = [...features, ...(last ? ["features"] : [])].flatMap((feature) => filesOf(feature, tracked));
+  const owns = (feature: string) => (all.includes(feature) ? ownsOf(readFileSync(new URL(`features/${feature}.ts`, root), "utf8")) : []);
+  const removed = [...features, ...(last ? ["features"] : [])].flatMap((feature) => filesOf(feature, tracked, owns(feature)));
   const rewritten = new Map<string, string>();
   for (const path of tracked.filter((path) => !removed.includes(path) && existsSync(new URL(path, root)))) {
     const text = readFileSync(new URL(path, root), "utf8");
