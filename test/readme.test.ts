@@ -220,6 +220,15 @@ describe("README: the commands it names", () => {
     assert.deepEqual([...new Set(named.filter((script) => !(script in scripts)))], []);
   });
 
+  test("Make it your own names how to try k8s.yaml by hand on the local control plane, with functions scripts/local-plane.sh defines", () => {
+    const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout")).replace(/\s+/g, " ");
+    const tryIt = /`bash -c 'source scripts\/local-plane\.sh && (.+?) && bash -i'`/.exec(guide);
+    assert.ok(tryIt, "README's step 4 gives the line that starts a plane, applies k8s.yaml and opens a shell");
+    const script = readFileSync(new URL("../scripts/local-plane.sh", import.meta.url), "utf8");
+    for (const [, called] of tryIt[1]!.matchAll(/(?:^|&& )(\w+)/g)) assert.match(script, new RegExp(`^${called}\\(\\) \\{$`, "m"), `scripts/local-plane.sh defines ${called}`);
+    assert.match(tryIt[1]!, /local_plane_up .* && local_plane_apply$/);
+  });
+
   test("Make it your own names the command that fills .cache/runtimes and .cache/helm for an offline e2e, and it is that one", () => {
     const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout"));
     assert.match(guide.replace(/\s+/g, " "), /`\.cache\/runtimes` holds the Node 24 the Deployment runs on, and `\.cache\/helm` the helm the e2e's chart step runs: `npm run runtime-cache` fetches it and builds helm/);
