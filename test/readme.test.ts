@@ -9,6 +9,7 @@ import { NAMESPACE_ANNOTATIONS, ObservedChildren, PARENT, REASONS, sync } from "
 import { parse } from "yaml";
 import { fixture } from "./helpers.ts";
 import { readManifest } from "../scripts/manifest.ts";
+import { currentNames, namesAfter, renamed, type Names } from "../scripts/rename.ts";
 import { STEADY_FIXTURE, StatusChanged, TRANSCRIPT, pagePaths, renderSteadyFixture, renderTranscripts } from "../scripts/transcripts.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
@@ -94,6 +95,28 @@ describe("README", () => {
   test("the opening diagram shows every child group a sync request carries", () => {
     const diagram = /```\nkubectl apply [\s\S]*?```/.exec(readme)?.[0] ?? "";
     for (const group of Object.keys(ObservedChildren.entries)) assert.ok(diagram.includes(`"${group}"`), group);
+  });
+
+  test("the opening diagram's right edges line up, and still do once renamed to names shorter or longer", () => {
+    const diagramOf = (text: string) => /```\nkubectl apply [\s\S]*?```/.exec(text)?.[0] ?? "";
+    // Each box's right edge, and where the arrows reach the webhook, in one column apiece.
+    const edges = (diagram: string) => {
+      const lines = diagram.split("\n");
+      return {
+        borders: new Set(lines.filter((line) => /[│┘]$/.test(line) && !/^\s*│$/.test(line)).map((line) => [...line].length)),
+        arrows: new Set(lines.filter((line) => line.endsWith("▶ this webhook")).map((line) => [...line].length)),
+      };
+    };
+    const current = currentNames();
+    const renames = [
+      { group: "ox.io", kind: "Ox", plural: "oxen", short: "ox", prefix: "o-" },
+      { group: "long-group-name.example.org", kind: "ExtraordinarilyLongKind", plural: "extraordinarilylongkinds", short: "xlk", prefix: `${"p".repeat(31)}-` },
+    ];
+    for (const [label, diagram] of [["as it is", diagramOf(readme)], ...renames.map((to) => [`renamed to ${to.kind}, prefix ${to.prefix}`, diagramOf(renamed(readme, ...Object.values(namesAfter(current, to)) as [Names, Names]))])]) {
+      const { borders, arrows } = edges(diagram!);
+      assert.equal(borders.size, 1, `${label}: the right borders end in columns ${[...borders].join(", ")}`);
+      assert.equal(arrows.size, 1, `${label}: the arrows reach the webhook in columns ${[...arrows].join(", ")}`);
+    }
   });
 
   test("the settings table gives main.ts's default body limit, which npm run manifest writes into both", () => {
