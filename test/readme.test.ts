@@ -5,11 +5,12 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { CUSTOMIZE_PATH, DEFAULT_BODY_LIMIT_BYTES, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
-import { NAMESPACE_ANNOTATIONS, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
-import { parse } from "yaml";
+import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
+import { parse, parseAllDocuments } from "yaml";
 import { fixture } from "./helpers.ts";
 import { readManifest } from "../scripts/manifest.ts";
 import { currentNames, namesAfter, renamed, type Names } from "../scripts/rename.ts";
+import { parseWalkthrough } from "../scripts/walkthrough.ts";
 import { STEADY_FIXTURE, StatusChanged, TRANSCRIPT, pagePaths, renderSteadyFixture, renderTranscripts } from "../scripts/transcripts.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
@@ -217,6 +218,28 @@ describe("docs/cluster.md: the Namespace's annotations are sync.ts's", () => {
   test(`the ${PARENT.kind} created in step 2 gives each field NAMESPACE_ANNOTATIONS names, and no other`, () => {
     const created = /kubectl apply -f - <<EOF\n([\s\S]*?)\nEOF/.exec(section(2))?.[1] ?? "";
     assert.deepEqual(Object.keys(parse(created)?.spec ?? {}), fields, `step 2 of docs/cluster.md:\n${created}`);
+  });
+
+  // What a CRD requires that an example does not give: the API server
+  // refuses it, and npm run walkthrough would write that refusal in.
+  const lackingRequired = (schema: any) =>
+    parseWalkthrough(page).flatMap(({ script, line }) =>
+      parseAllDocuments(script.slice(script.indexOf("\n") + 1))
+        .map((document) => document.toJS())
+        .filter((object) => object?.kind === PARENT.kind && object?.apiVersion === API_VERSION)
+        .flatMap((object) => {
+          const missing = [...(schema.required ?? []).filter((field: string) => !(field in object)), ...(schema.properties.spec.required ?? []).filter((field: string) => !(field in (object.spec ?? {}))).map((field: string) => `spec.${field}`)];
+          return missing.map((field) => `docs/cluster.md:${line}: ${PARENT.kind} ${object.metadata?.name} lacks ${field}`);
+        }),
+    );
+  const parentSchema = manifest.find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema;
+
+  test(`every ${PARENT.kind} an example creates gives each field the CRD requires, and a CRD that requires one more names each example`, () => {
+    assert.deepEqual(lackingRequired(parentSchema), []);
+    const created = parseWalkthrough(page).filter(({ script }) => new RegExp(`^kind: ${PARENT.kind}$`, "m").test(script)).length;
+    const requiring = structuredClone(parentSchema);
+    requiring.properties.spec.required = [...(requiring.properties.spec.required ?? []), "severity"];
+    assert.equal(lackingRequired(requiring).length, created, lackingRequired(requiring).join("\n"));
   });
 
   test("step 3 shows those annotations on the Namespace, as the webhook asked for them", () => {
