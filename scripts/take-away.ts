@@ -187,6 +187,31 @@ export function filesOf(feature: string, tracked: string[], owns: string[] = [])
   });
 }
 
+/**
+ * docs/cluster.md's `## n.` sections numbered again in page order, as a
+ * take-away that drops one leaves a gap, the page's links to them
+ * following, and the old numbers of those that moved, with their new ones.
+ */
+export function renumberedSections(page: string): { page: string; moved: Map<number, number> } {
+  const moved = new Map<number, number>();
+  let next = 0;
+  const renumbered = page.replace(/^## (\d+)\. /gm, (_heading, number: string) => {
+    const now = next++;
+    if (Number(number) !== now) moved.set(Number(number), now);
+    return `## ${now}. `;
+  });
+  return { page: withSectionsMoved(renumbered, moved), moved };
+}
+
+/** The text with each reference to a moved section of docs/cluster.md by number made to follow it: `(docs/cluster.md, §6)`, `cluster.md#6-guardrails`, `(#6-guardrails`. */
+export function withSectionsMoved(text: string, moved: Map<number, number>): string {
+  if (moved.size === 0) return text;
+  const follow = (number: string) => String(moved.get(Number(number)) ?? number);
+  return text
+    .replace(/(cluster\.md, §)(\d+)/g, (_all, before: string, number: string) => `${before}${follow(number)}`)
+    .replace(/((?:cluster\.md)?#)(\d+)(-[a-z])/g, (_all, before: string, number: string, after: string) => `${before}${follow(number)}${after}`);
+}
+
 function takeAway(features: string[]) {
   const tracked = execFileSync("git", ["ls-files"], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean);
   const all = featureNames(tracked.filter((path) => existsSync(new URL(path, root))));
@@ -207,6 +232,17 @@ function takeAway(features: string[]) {
     const withoutFeatures = features.reduce((current, feature) => withoutFeature(current, feature, path), written);
     const without = (last ? withoutComposition(withoutFeatures, path) : withoutFeatures) + text.slice(written.length);
     if (without !== text) rewritten.set(path, without);
+  }
+  // A section gone leaves a gap in docs/cluster.md's numbers: they follow, and so does every reference to one.
+  const PAGE = "docs/cluster.md";
+  if (!removed.includes(PAGE) && existsSync(new URL(PAGE, root))) {
+    const { page, moved } = renumberedSections(rewritten.get(PAGE) ?? readFileSync(new URL(PAGE, root), "utf8"));
+    if (moved.size) rewritten.set(PAGE, page);
+    for (const path of tracked.filter((path) => moved.size && !removed.includes(path) && existsSync(new URL(path, root)) && path.endsWith(".md"))) {
+      const text = rewritten.get(path) ?? readFileSync(new URL(path, root), "utf8");
+      const followed = withSectionsMoved(text, moved);
+      if (followed !== text) rewritten.set(path, followed);
+    }
   }
   for (const path of removed) rmSync(new URL(path, root));
   for (const [path, text] of rewritten) writeFileSync(new URL(path, root), text);

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { PARENT } from "../sync.ts";
 import { FEATURES } from "../features/index.ts"; // features
-import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, ownsOf, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
+import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, ownsOf, renumberedSections, withSectionsMoved, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
 import { TRANSCRIPT } from "../scripts/transcripts.ts";
 import { parseWalkthrough } from "../scripts/walkthrough.ts";
 
@@ -101,6 +101,21 @@ describe("take-away: markers", () => {
     assert.deepEqual(ownsOf("/** Owns nothing. */"), []);
     const paths = ["features/x.ts", "scripts/kubectl-tool", "scripts/kubectl-other", "test/tool.test.ts"];
     assert.deepEqual(filesOf("x", paths, owns), ["features/x.ts", "scripts/kubectl-tool", "test/tool.test.ts"]);
+  });
+});
+
+describe("take-away: docs/cluster.md's numbered sections", () => {
+  test("a middle section taken away leaves the numbers in order, and each reference to a moved one follows it", () => {
+    const page = ["## 0. Start", "<!-- feature: x -->", "## 1. Of x", "<!-- end feature: x -->", "## 2. After", "As in [After](#2-after).", "## 3. Last"].join("\n");
+    const { page: renumbered, moved } = renumberedSections(withoutFeature(page, "x"));
+    assert.equal(renumbered, ["## 0. Start", "## 1. After", "As in [After](#1-after).", "## 2. Last"].join("\n"));
+    assert.deepEqual([...moved], [[2, 1], [3, 2]]);
+    const elsewhere = "see docs/cluster.md, §2, [last](cluster.md#3-last) and [start](cluster.md#0-start); e2e step 2 is no section";
+    assert.equal(withSectionsMoved(elsewhere, moved), "see docs/cluster.md, §1, [last](cluster.md#2-last) and [start](cluster.md#0-start); e2e step 2 is no section");
+  });
+
+  test("in this copy they are numbered in order from 0, as take-away leaves them", () => {
+    assert.equal(renumberedSections(readFileSync(new URL("docs/cluster.md", root), "utf8")).moved.size, 0);
   });
 });
 
