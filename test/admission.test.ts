@@ -187,7 +187,7 @@ describe("admission: the status sync writes survives pruning", () => {
   // A field of NAMESPACE_ANNOTATIONS whose CRD allows no more than this fits a table's column.
   const TABLE_FIELD = 256;
   // The features' columns of the spec, which are no annotation's.
-  const FEATURE_SPEC_COLUMNS = [
+  const FEATURE_SPEC_COLUMNS: string[] = [
     "Protected", // feature: deletion-protection
   ];
   test("kubectl get projects shows the Namespace, each short field of NAMESPACE_ANNOTATIONS, each feature's columns, Ready and why, the Generation against the one Observed, Age, and since when it is Terminating", () => {
