@@ -187,10 +187,14 @@ export function filesOf(feature: string, tracked: string[], owns: string[] = [])
   });
 }
 
+export const PAGE = "docs/cluster.md";
+
 /**
  * docs/cluster.md's `## n.` sections numbered again in page order, as a
- * take-away that drops one leaves a gap, the page's links to them
- * following, and the old numbers of those that moved, with their new ones.
+ * take-away that drops some leaves gaps, and the old numbers of those that
+ * moved, with their new ones. References to them follow in
+ * withSectionsRenumbered, once: a reference moved twice would follow a
+ * chain (10 to 7, then 7 to 5) to a section that is not its own.
  */
 export function renumberedSections(page: string): { page: string; moved: Map<number, number> } {
   const moved = new Map<number, number>();
@@ -200,7 +204,21 @@ export function renumberedSections(page: string): { page: string; moved: Map<num
     if (Number(number) !== now) moved.set(Number(number), now);
     return `## ${now}. `;
   });
-  return { page: withSectionsMoved(renumbered, moved), moved };
+  return { page: renumbered, moved };
+}
+
+/** The Markdown files, by path, that change when docs/cluster.md's sections are numbered again: the page itself, and each that refers to a moved section. */
+export function withSectionsRenumbered(files: Map<string, string>): Map<string, string> {
+  const changed = new Map<string, string>();
+  const page = files.get(PAGE);
+  if (page === undefined) return changed;
+  const { page: renumbered, moved } = renumberedSections(page);
+  for (const [path, text] of files) {
+    if (!path.endsWith(".md")) continue;
+    const followed = withSectionsMoved(path === PAGE ? renumbered : text, moved);
+    if (followed !== text) changed.set(path, followed);
+  }
+  return changed;
 }
 
 /** The text with each reference to a moved section of docs/cluster.md by number made to follow it: `(docs/cluster.md, §6)`, `cluster.md#6-guardrails`, `(#6-guardrails`. */
@@ -234,16 +252,12 @@ function takeAway(features: string[]) {
     if (without !== text) rewritten.set(path, without);
   }
   // A section gone leaves a gap in docs/cluster.md's numbers: they follow, and so does every reference to one.
-  const PAGE = "docs/cluster.md";
-  if (!removed.includes(PAGE) && existsSync(new URL(PAGE, root))) {
-    const { page, moved } = renumberedSections(rewritten.get(PAGE) ?? readFileSync(new URL(PAGE, root), "utf8"));
-    if (moved.size) rewritten.set(PAGE, page);
-    for (const path of tracked.filter((path) => moved.size && !removed.includes(path) && existsSync(new URL(path, root)) && path.endsWith(".md"))) {
-      const text = rewritten.get(path) ?? readFileSync(new URL(path, root), "utf8");
-      const followed = withSectionsMoved(text, moved);
-      if (followed !== text) rewritten.set(path, followed);
-    }
-  }
+  const markdown = new Map(
+    tracked
+      .filter((path) => path.endsWith(".md") && !removed.includes(path) && existsSync(new URL(path, root)))
+      .map((path) => [path, rewritten.get(path) ?? readFileSync(new URL(path, root), "utf8")]),
+  );
+  for (const [path, text] of withSectionsRenumbered(markdown)) rewritten.set(path, text);
   for (const path of removed) rmSync(new URL(path, root));
   for (const [path, text] of rewritten) writeFileSync(new URL(path, root), text);
   console.log(`removed ${removed.length} files: ${removed.join(", ")}`);

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { PARENT } from "../sync.ts";
 import { FEATURES } from "../features/index.ts"; // features
-import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, ownsOf, renumberedSections, withSectionsMoved, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
+import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, ownsOf, renumberedSections, withSectionsRenumbered, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
 import { TRANSCRIPT } from "../scripts/transcripts.ts";
 import { parseWalkthrough } from "../scripts/walkthrough.ts";
 
@@ -107,11 +107,27 @@ describe("take-away: markers", () => {
 describe("take-away: docs/cluster.md's numbered sections", () => {
   test("a middle section taken away leaves the numbers in order, and each reference to a moved one follows it", () => {
     const page = ["## 0. Start", "<!-- feature: x -->", "## 1. Of x", "<!-- end feature: x -->", "## 2. After", "As in [After](#2-after).", "## 3. Last"].join("\n");
-    const { page: renumbered, moved } = renumberedSections(withoutFeature(page, "x"));
-    assert.equal(renumbered, ["## 0. Start", "## 1. After", "As in [After](#1-after).", "## 2. Last"].join("\n"));
-    assert.deepEqual([...moved], [[2, 1], [3, 2]]);
     const elsewhere = "see docs/cluster.md, §2, [last](cluster.md#3-last) and [start](cluster.md#0-start); e2e step 2 is no section";
-    assert.equal(withSectionsMoved(elsewhere, moved), "see docs/cluster.md, §1, [last](cluster.md#2-last) and [start](cluster.md#0-start); e2e step 2 is no section");
+    const changed = withSectionsRenumbered(new Map([["docs/cluster.md", withoutFeature(page, "x")], ["README.md", elsewhere], ["k8s.yaml", "# docs/cluster.md, §2"]]));
+    assert.equal(changed.get("docs/cluster.md"), ["## 0. Start", "## 1. After", "As in [After](#1-after).", "## 2. Last"].join("\n"));
+    assert.equal(changed.get("README.md"), "see docs/cluster.md, §1, [last](cluster.md#2-last) and [start](cluster.md#0-start); e2e step 2 is no section");
+    assert.equal(changed.has("k8s.yaml"), false);
+    assert.deepEqual([...renumberedSections(withoutFeature(page, "x")).moved], [[2, 1], [3, 2]]);
+  });
+
+  test("several features taken away at once leave the same pages as taken one at a time, in either order", () => {
+    // Two gaps make a chain of moves (4 to 2, 2 to 1): a reference must follow it once, not twice.
+    const page = ["## 0. Start", "<!-- feature: x -->", "## 1. Of x", "<!-- end feature: x -->", "## 2. After", "See [Last](#4-last) and [After](#2-after).", "<!-- feature: y -->", "## 3. Of y", "<!-- end feature: y -->", "## 4. Last"].join("\n");
+    const files = new Map([["docs/cluster.md", page], ["README.md", "[last](docs/cluster.md#4-last), docs/cluster.md, §2"]]);
+    const taken = (from: Map<string, string>, features: string[]) => {
+      const without = new Map([...from].map(([path, text]) => [path, features.reduce((current, feature) => withoutFeature(current, feature, path), text)]));
+      return new Map([...without, ...withSectionsRenumbered(without)]);
+    };
+    const atOnce = taken(files, ["x", "y"]);
+    assert.deepEqual(atOnce, taken(taken(files, ["x"]), ["y"]));
+    assert.deepEqual(atOnce, taken(taken(files, ["y"]), ["x"]));
+    assert.equal(atOnce.get("docs/cluster.md"), ["## 0. Start", "## 1. After", "See [Last](#2-last) and [After](#1-after).", "## 2. Last"].join("\n"));
+    assert.equal(atOnce.get("README.md"), "[last](docs/cluster.md#2-last), docs/cluster.md, §1");
   });
 
   test("in this copy they are numbered in order from 0, as take-away leaves them", () => {
