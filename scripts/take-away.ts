@@ -36,7 +36,7 @@ export function withoutFeature(text: string, feature: string, file = "text"): st
   const marks = String.raw`(\/\/|#|<!--) (end )?feature: ([a-z0-9-]+(?:(?:, | & )[a-z0-9-]+)*)( -->)?$`;
   const blockMark = new RegExp(String.raw`^(\s*)${marks}`);
   const lineMark = new RegExp(String.raw`^(\s*\S.*\s)${marks}`);
-  const kept: string[] = [];
+  const { kept, keep, cut } = keeper();
   let open: { at: number; names: string; dropping: boolean } | undefined;
   for (const [index, current] of text.split("\n").entries()) {
     const block = blockMark.exec(current);
@@ -52,12 +52,23 @@ export function withoutFeature(text: string, feature: string, file = "text"): st
     }
     const dropping = open?.dropping ?? false;
     if (block && end && names === open?.names) open = undefined;
-    if (dropping) continue;
-    if (!ours) kept.push(current);
-    else if (others.length) kept.push(`${lead}${comment} ${end ?? ""}feature: ${others.join(", ")}${close}`);
+    if (dropping || (ours && !others.length)) cut();
+    else if (!ours) keep(current);
+    else keep(`${lead}${comment} ${end ?? ""}feature: ${others.join(", ")}${close}`);
   }
   if (open) throw new Error(`${file}:${open.at + 1}: feature ${feature} is opened and never ended`);
   return kept.join("\n");
+}
+
+/** The lines kept, but a blank one where a cut leaves it after another: what was taken away between two paragraphs leaves one blank line, not two. */
+function keeper() {
+  const kept: string[] = [];
+  let cutBefore = false;
+  const keep = (line: string) => {
+    if (!(cutBefore && line.trim() === "" && kept.at(-1)?.trim() === "")) kept.push(line);
+    cutBefore = false;
+  };
+  return { kept, keep, cut: () => void (cutBefore = true) };
 }
 
 /**
@@ -73,7 +84,7 @@ export function withoutComposition(text: string, file = "text"): string {
   const mark = String.raw`(?:\/\/|#|<!--) (end )?features(?: -->)?$`;
   const block = new RegExp(String.raw`^\s*${mark}`);
   const line = new RegExp(String.raw`^\s*\S.*\s${mark}`);
-  const kept: string[] = [];
+  const { kept, keep, cut } = keeper();
   // Where a marked line went: the kept line before it, and how deep it stood.
   const gaps: { above: number; depth: number }[] = [];
   let openAt: number | undefined;
@@ -83,8 +94,11 @@ export function withoutComposition(text: string, file = "text"): string {
       if (openAt !== undefined) throw new Error(`${file}:${openAt + 1}: features is opened and never ended before line ${index + 1} opens it again`);
       openAt = index;
     } else if (opening) openAt = undefined;
-    else if (openAt === undefined && !line.test(current)) kept.push(current);
-    else if (openAt === undefined) gaps.push({ above: kept.length - 1, depth: depthOf(current) });
+    else if (openAt === undefined && !line.test(current)) {
+      keep(current);
+      continue;
+    } else if (openAt === undefined) gaps.push({ above: kept.length - 1, depth: depthOf(current) });
+    cut();
   }
   if (openAt !== undefined) throw new Error(`${file}:${openAt + 1}: features is opened and never ended`);
   return (file.endsWith(".ts") ? joinedAt(kept, gaps) : kept).join("\n");

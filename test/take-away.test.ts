@@ -51,6 +51,13 @@ describe("take-away: markers", () => {
     assert.equal(withoutFeature(text, "budget"), text);
   });
 
+  test("a section taken away between two paragraphs leaves one blank line between them, not two; a blank line kept is kept", () => {
+    const text = ["Before.", "", "<!-- feature: x -->", "## Of x", "<!-- end feature: x -->", "", "After.", "", "", "Two blank lines of its own."].join("\n");
+    assert.equal(withoutFeature(text, "x"), ["Before.", "", "After.", "", "", "Two blank lines of its own."].join("\n"));
+    const composed = ["Before.", "", "Composed. <!-- features -->", "", "After."].join("\n");
+    assert.equal(withoutComposition(composed), ["Before.", "", "After."].join("\n"));
+  });
+
   test("a marker that is only mentioned mid-line is no marker", () => {
     const text = "each line that ends with `// feature: members` goes, says the guide.";
     assert.equal(withoutFeature(text, "members"), text);
