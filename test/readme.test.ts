@@ -246,7 +246,7 @@ describe("docs/cluster.md: the Namespace's annotations are sync.ts's", () => {
     const shown = /kubectl get namespace \S+ -o yaml\n([\s\S]*?)\n```/.exec(section(3))?.[1] ?? "";
     // kubectl prints a map's keys sorted, whatever order sync.ts names them in.
     const annotations = Object.keys(parse(shown)?.metadata?.annotations ?? {}).filter((key) => !key.includes("/"));
-    assert.deepEqual(annotations.sort(), [...fields].sort());
+    assert.deepEqual(annotations.sort(), [...fields].sort(), "step 3 shows what a run printed: npm run walkthrough prints it anew (README, Make it your own, step 4)");
   });
 
   test("step 4 changes one of them, and none where there is none", () => {
@@ -266,10 +266,11 @@ describe("README: the commands it names", () => {
     assert.deepEqual([...new Set(named.filter((script) => !(script in scripts)))], []);
   });
 
-  test("Make it your own names how to try k8s.yaml by hand on the local control plane, with functions scripts/local-plane.sh defines", () => {
+  test("Make it your own names how to try k8s.yaml by hand on the local control plane, with functions scripts/local-plane.sh defines, in a shell or in a script", () => {
     const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout")).replace(/\s+/g, " ");
     const tryIt = /`bash -c 'source scripts\/local-plane\.sh && (.+?) && bash -i'`/.exec(guide);
     assert.ok(tryIt, "README's step 4 gives the line that starts a plane, applies k8s.yaml and opens a shell");
+    assert.ok(guide.includes(`\`bash -c 'source scripts/local-plane.sh && ${tryIt[1]} && bash try.sh'\``), "and the same line with a script in the shell's place, for a run with nobody at the keyboard");
     const script = readFileSync(new URL("../scripts/local-plane.sh", import.meta.url), "utf8");
     for (const [, called] of tryIt[1]!.matchAll(/(?:^|&& )(\w+)/g)) assert.match(script, new RegExp(`^${called}\\(\\) \\{$`, "m"), `scripts/local-plane.sh defines ${called}`);
     assert.match(tryIt[1]!, /local_plane_up .* && local_plane_apply$/);
