@@ -165,6 +165,12 @@ describe("README", () => {
 
   const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+  test("every reason a table of the docs explains is one sync gives, so that a copy never documents a reason it cannot give", () => {
+    const documented = [...documentation.matchAll(/^\| `(\w+)` \| (?:True|False) \|/gm)].map(([, reason]) => reason!);
+    assert.ok(documented.includes("NamespaceActive"), "the reasons' table is where this looks");
+    assert.deepEqual(documented.filter((reason) => !REASONS.includes(reason)), []);
+  });
+
   test("every reason sync gives, and every field of its status, is explained in a table of the docs", () => {
     const explained = (name: string) => new RegExp(`^\\| \`${escape(name)}\` \\|`, "m").test(documentation);
     for (const reason of REASONS) assert.ok(explained(reason), `reason ${reason}`);

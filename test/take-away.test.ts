@@ -187,6 +187,22 @@ describe("take-away: what composes features goes with the last of them", () => {
     assert.equal(withoutComposition(commented, "x.ts"), commented.replace("\n  b, // features", ""));
   });
 
+  test("with every feature taken away, README, the docs, k8s.yaml and sync.ts speak of none, but where they teach adding one", () => {
+    const owned = features.flatMap((feature) => filesOf(feature, tracked, ownsOf(readFileSync(new URL(`features/${feature}.ts`, root), "utf8"))));
+    const kept = tracked.filter((path) => !owned.includes(path) && (["README.md", "k8s.yaml", "sync.ts"].includes(path) || /^docs\/[^/]+\.md$/.test(path)));
+    const core = (path: string) => withoutComposition(features.reduce((text, feature) => withoutFeature(text, feature, path), writtenByHand(readFileSync(new URL(path, root), "utf8"))), path);
+    // What teaches adding one: README's guide, and each paragraph or table row that names it, a tool of it, or a marker.
+    const withoutGuide = (text: string) => text.slice(0, text.indexOf("## Make it your own")) + text.slice(text.indexOf("## Layout"));
+    const teaches = /Make it your own|take-away|new-feature|test:subsets|(slot|feature): /;
+    const spoken = kept.flatMap((path) =>
+      (path === "README.md" ? withoutGuide(core(path)) : core(path))
+        .split(/\n\s*\n|\n(?=\|)/)
+        .filter((unit) => /\bfeatures?\b/i.test(unit) && !teaches.test(unit))
+        .map((unit) => `${path}: ${unit.split("\n").find((line) => /\bfeatures?\b/i.test(line))!.trim()}`),
+    );
+    assert.deepEqual(spoken, []);
+  });
+
   test("sync.ts without the composition imports nothing from features/, and is the seed: at most 250 lines", () => {
     const core = withoutComposition(readFileSync(new URL("sync.ts", root), "utf8"), "sync.ts");
     assert.doesNotMatch(core, /features\//);
