@@ -240,7 +240,10 @@ export const budget: Feature<{}, typeof children, typeof related> = {
     const contact = reading.budget?.contact ?? DEFAULT_CONTACT;
     const own = Object.keys(children[PLACES]);
     const mine = own.map((placeName) => numberOf(placeName, hash)).find((number) => number !== undefined);
-    const status = { budget: { requester, ...(limit === undefined ? {} : { limit }), ...(mine === undefined ? {} : { place: mine }), contact } };
+    // The place it holds, or claims: said from the claim on, as a status that
+    // changed once the place is there would cost another write.
+    const statusWith = (number: number | undefined) => ({ budget: { requester, ...(limit === undefined ? {} : { limit }), ...(number === undefined ? {} : { place: number }), contact } });
+    const status = statusWith(mine);
     const holding = mine === undefined ? [] : [place(hash, requester, name, mine)];
     // A budget that cannot be read keeps the Project's place, written whole
     // (Metacontroller's merge would strip what an answer leaves out): one
@@ -286,10 +289,10 @@ export const budget: Feature<{}, typeof children, typeof related> = {
     // One that has a Namespace without a place (made while its requester was
     // unlimited, or before the budget) keeps everything, and takes the first
     // free place, so that it counts.
-    if (observed) return { children: [place(hash, requester, name, free)], guards: [], status };
+    if (observed) return { children: [place(hash, requester, name, free)], guards: [], status: statusWith(free) };
     if (held < limit) {
       const claim = place(hash, requester, name, free);
-      return { children: [claim], prerequisites: [claim], guards: [], status };
+      return { children: [claim], prerequisites: [claim], guards: [], status: statusWith(free) };
     }
     return {
       children: spent,

@@ -2293,7 +2293,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
         return ready.reason === "WaitingForNamespace" && within.test(ready.message);
       });
       const [, owner] = (await ownerOf(SETTLED_NAMESPACE)).split(" ");
-      assert.equal(owner, undefined, "not adopted");
+      assert.equal(owner, "", "not adopted");
       await restarted();
       await must(["wait", readyReason("NamespaceConflict"), `${PARENT.singular}/${SETTLED}`, `--timeout=${TIMEOUT}`]);
       await remove(taken);
