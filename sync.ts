@@ -136,10 +136,8 @@ export type Reason = string;
 /** The Kubernetes condition shape, as `kubectl wait --for=condition=Ready` reads it. */
 export type ReadyCondition = { type: "Ready"; status: "True" | "False"; observedGeneration?: number; lastTransitionTime: string; reason: Reason; message: string };
 export type Readiness = Pick<ReadyCondition, "status" | "reason" | "message">;
-/**
- * `namespace`: the one the Project has, or is about to get.
- * Then the features' fields. // features
- */
+/** `namespace`: the one the Project has, or is about to get. */
+// Then the features' fields. // features
 export type ProjectStatus = { namespace?: string; [field: string]: unknown; observedGeneration?: number; conditions: ReadyCondition[] };
 /** Exactly the keys Metacontroller reads (hook v2 refuses any other); the Project's own Namespace first. */
 export type SyncResponse = { status: ProjectStatus; children: (Namespace | Child)[]; finalized?: boolean };
