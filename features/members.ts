@@ -396,6 +396,7 @@ function invalidMembers(issues: readonly v.BaseIssue<unknown>[]): Readiness {
 // binding at all: access is withdrawn rather than guessed.
 export const members: Feature<typeof spec, typeof children> = {
   spec,
+  perNamespace: true,
   children,
   related: {},
   elsewhere: {
