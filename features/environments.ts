@@ -1,13 +1,12 @@
 /**
  * # Environments: a Project holds the Namespaces its team needs
  *
- * A team with dev, staging and prod wants one Project, one member list and
- * one place in a budget, not three. A Project that declares
- * `spec.environments` gets one Namespace per environment, `proj-<name>--<env>`,
- * instead of `proj-<name>`; each is made, kept and deleted as that one is,
- * and the features that work inside a Namespace (features/index.ts says
- * which) plan each with the environment's own profile, and its members on
- * top of the Project's.
+ * A team with dev, staging and prod wants one Project, not three. A Project
+ * that declares `spec.environments` gets one Namespace per environment,
+ * `proj-<name>--<env>`, instead of `proj-<name>`; each is made, kept and
+ * deleted as that one is, and the features that work inside a Namespace
+ * (features/index.ts says which) plan each with the environment's own
+ * fields over the Project's spec.
  *
  * Names: a new Project's name has no `--` (k8s.yaml refuses it at create),
  * and an environment's is a DNS label, which never starts with '-'. So the
@@ -23,9 +22,8 @@
  * spec says, until the Project goes or a person deletes it.
  *
  * An environment may instead name an existing Namespace of any other name
- * (`namespace: payments`); only a holder of what adoption needs may write
- * that (k8s.yaml), and a cluster admin brings it under the Project, as
- * adoption does: everything in it stays.
+ * (`namespace: payments`); only a cluster admin may write that (k8s.yaml),
+ * and brings it under the Project by its labels: everything in it stays.
  */
 import * as v from "valibot";
 import type { ForeignNamespace, ObservedNamespace, Project, Readiness } from "../sync.ts";
@@ -39,7 +37,8 @@ export const VOCABULARY = ["InvalidEnvironments", "EnvironmentConflict", "Waitin
 export const NAMESPACE_PREFIX = "proj-";
 export const NAMESPACES = "Namespace.v1";
 export const PROJECT_LABEL = "agrrh.com/project";
-export const CLAIM_LABEL = "controller-uid";
+export const CLAIM_LABEL = "controller-uid"; // feature: adoption
+export const ADOPTED_BY_LABEL = "agrrh.com/adopted-by"; // feature: adoption
 export const PROJECTS = "projects.agrrh.com";
 /** Which environment a Namespace is, on each: how a Namespace no environment names any more is known. */
 export const ENVIRONMENT_ANNOTATION = "agrrh.com/environment";
@@ -49,9 +48,8 @@ export const SEPARATOR = "--";
 // ## The rules
 //
 // At most so many that the largest Project still fits the request size
-// docs/operating.md gives: each environment may list members of its own.
+// docs/operating.md gives, each with fields of its own.
 export const MAX_ENVIRONMENTS = 10;
-export const MAX_ENVIRONMENT_MEMBERS = 20;
 const NAMESPACE_NAME_MAX_LENGTH = 63;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -67,15 +65,10 @@ export const ENVIRONMENT_RULES = {
     `so that ${environmentNamespace(project, "<name>")} is at most ${NAMESPACE_NAME_MAX_LENGTH} characters, a Namespace name`,
   unique: "each environment is listed once, by name, and no two name the same Namespace",
   namespace: `an environment's namespace is a Namespace name (lowercase letters, digits or '-', at most ${NAMESPACE_NAME_MAX_LENGTH}) not starting with ${NAMESPACE_PREFIX}: those are Projects' own`,
-  members: `an environment lists at most ${MAX_ENVIRONMENT_MEMBERS} members of its own`,
 };
 
-const Environment = v.looseObject({
-  name: v.string(),
-  profile: v.nullish(v.string()),
-  members: v.nullish(v.array(v.looseObject({ kind: v.string(), name: v.string(), namespace: v.nullish(v.string()) }))),
-  namespace: v.nullish(v.string()),
-});
+// Its other fields are the features' to check, as the Project's are.
+const Environment = v.looseObject({ name: v.string(), namespace: v.nullish(v.string()) });
 type Environment = v.InferOutput<typeof Environment>;
 const spec = { environments: v.nullish(v.array(v.unknown())) };
 
@@ -95,7 +88,6 @@ export function environmentsOf(project: Project): { environments: Environment[];
       ...(environment.namespace === undefined || environment.namespace === null || (DNS1123_LABEL.test(environment.namespace) && environment.namespace.length <= NAMESPACE_NAME_MAX_LENGTH && !environment.namespace.startsWith(NAMESPACE_PREFIX))
         ? []
         : [`spec.environments[${at}]: ${ENVIRONMENT_RULES.namespace}`]),
-      ...((environment.members?.length ?? 0) > MAX_ENVIRONMENT_MEMBERS ? [`spec.environments[${at}]: ${ENVIRONMENT_RULES.members}`] : []),
     ]),
     ...(new Set(environments.map((environment) => environment.name)).size < environments.length ||
     new Set(environments.map((environment) => namespaceOf(name, environment))).size < environments.length
@@ -107,22 +99,8 @@ export function environmentsOf(project: Project): { environments: Environment[];
 
 const namespaceOf = (project: string, environment: Environment) => environment.namespace ?? environmentNamespace(project, environment.name);
 
-// An environment's members replace the Project's entry for the same subject
-// and add the others: `edit` on the Project, `view` in prod.
-type Member = { kind: string; name: string; namespace?: string | null };
-const subject = ({ kind, name, namespace }: Member) => `${kind}/${namespace ?? ""}/${name}`;
-function membersIn(project: Project, environment: Environment): unknown[] | undefined {
-  if (!environment.members) return undefined;
-  const own = new Set(environment.members.map(subject));
-  const projects = ((project.spec as { members?: unknown } | null | undefined)?.members ?? []) as Member[];
-  return [...(Array.isArray(projects) ? projects : []).filter((member) => !own.has(subject(member))), ...environment.members];
-}
-
-/** The spec the features working per Namespace read in this environment's. */
-const specOf = (project: Project, environment: Environment): Record<string, unknown> => ({
-  ...(environment.profile ? { profile: environment.profile } : {}),
-  ...(environment.members ? { members: membersIn(project, environment) } : {}),
-});
+/** What the features working per Namespace read in this environment's, over the Project's spec (each feature says how: features/index.ts). */
+const specOf = ({ name: _name, namespace: _namespace, ...own }: Environment): Record<string, unknown> => own;
 
 // ## The Namespaces
 //
@@ -156,7 +134,7 @@ function places(view: View): Place[] {
   const declared = valid.filter((environment) => !foreignOf(view, namespaceOf(name, environment)));
   const declaredNames = new Set(valid.map((environment) => namespaceOf(name, environment)));
   return [
-    ...declared.map((environment) => ({ namespace: namespaceOf(name, environment), spec: specOf(view.project, environment), annotations: { [ENVIRONMENT_ANNOTATION]: environment.name } })),
+    ...declared.map((environment) => ({ namespace: namespaceOf(name, environment), spec: specOf(environment), annotations: { [ENVIRONMENT_ANNOTATION]: environment.name } })),
     // Not while the environments cannot be read: each kept as observed, by the core.
     ...(problems.length > 0
       ? []
@@ -178,14 +156,13 @@ const stateOf = (observed: ObservedNamespace | undefined, foreign: boolean): Sta
 };
 
 function conflict(project: Project, taken: [environment: Environment, namespace: string, foreign: ForeignNamespace][]): Readiness {
-  const uid = `$(kubectl get ${PROJECTS} ${project.metadata.name} -o jsonpath='{.metadata.uid}')`;
   const each = taken.map(([environment, namespace, foreign]) => {
     const owned = (foreign.metadata.ownerReferences ?? []).length > 0;
-    const adopt =
-      environment.namespace && !owned
-        ? ` A cluster admin brings it under this Project, with all it holds: kubectl label namespace ${namespace} ${PROJECT_LABEL}=${project.metadata.name} ${CLAIM_LABEL}=${uid}`
-        : "";
-    return `Namespace ${namespace} of environment ${environment.name} already exists and is not this Project's, so it is left as it is.${adopt}`;
+    const labels = [
+      `${ADOPTED_BY_LABEL}=${project.metadata.name} ${CLAIM_LABEL}=$(kubectl get ${PROJECTS} ${project.metadata.name} -o jsonpath='{.metadata.uid}')`, // feature: adoption
+    ];
+    const bring = environment.namespace && !owned && labels.length ? ` A cluster admin brings it under this Project, with all it holds: kubectl label namespace ${namespace} ${labels.join(" ")}` : "";
+    return `Namespace ${namespace} of environment ${environment.name} already exists and is not this Project's, so it is left as it is.${bring}`;
   });
   return { status: "False", reason: "EnvironmentConflict", message: `${each.join(" ")} The other environments are made as declared.` };
 }

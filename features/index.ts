@@ -136,6 +136,8 @@ export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Re
    * once for the Project, in its own Namespace (its place, its Jobs).
    */
   perNamespace?: boolean;
+  /** Where a Namespace's own spec field does not simply replace the Project's: both, as that Namespace's. */
+  inherit?: (project: Record<string, unknown>, own: Record<string, unknown>) => Record<string, unknown>;
   /**
    * The Project's Namespaces, where it has more than `proj-<name>`: `first`,
    * from the spec alone, the one sync.ts names its own; `all`, each with its
@@ -203,12 +205,16 @@ export const FEATURE_REASONS = FEATURES.flatMap((feature) => feature.reasons);
 /** What the features watch for one Project; features that read the same object ask for it once. */
 export function customizeFeatures(project: Project): RelatedResourceRule[] {
   // Each Namespace's spec as declared: those the Project keeps undeclared have its own.
-  const specs = [{}, ...FEATURES.flatMap((feature) => feature.namespaces?.all(unobserved(project)) ?? []).map((place) => place.spec)].map((overlay) => ({
-    ...(project.spec ?? {}),
-    ...overlay,
-  }));
-  const rules = FEATURES.flatMap((feature) => (feature.perNamespace ? specs : [project.spec ?? {}]).flatMap((spec) => feature.customize?.(project, spec) ?? []));
+  const places = FEATURES.flatMap((feature) => feature.namespaces?.all(unobserved(project)) ?? []);
+  const rules = FEATURES.flatMap((feature) => [undefined, ...places].flatMap((place) => feature.customize?.(project, specIn(feature, project, place)) ?? []));
   return [...new Map(rules.map((rule) => [JSON.stringify(rule), rule])).values()];
+}
+
+/** The spec a feature plans one Namespace by: the Project's, and for a feature that works per Namespace, that Namespace's own fields over it. */
+function specIn(feature: Feature, project: Project, place: Place | undefined): Record<string, unknown> {
+  const spec = { ...(project.spec ?? {}) };
+  if (!feature.perNamespace || !place) return spec;
+  return { ...spec, ...place.spec, ...feature.inherit?.(spec, place.spec) };
 }
 
 /** The Project's own Namespace, where it has more than one: the first that a feature names, or none. */
@@ -246,9 +252,8 @@ export function planFeatures(view: View) {
   for (const feature of FEATURES) {
     const guarding = plans.flatMap((plan) => plan.guards ?? plan.children);
     const earlierInPlace = guarding.every((child) => observedChild(children, child));
-    const spec = { ...(project.spec ?? {}), ...(feature.perNamespace ? own?.spec : {}) };
-    const first = feature.plan({ ...view, spec, earlierInPlace });
-    const more = feature.perNamespace ? others.map((place) => feature.plan({ ...viewOf(place), spec: { ...(project.spec ?? {}), ...place.spec }, earlierInPlace })) : [];
+    const first = feature.plan({ ...view, spec: specIn(feature, project, own), earlierInPlace });
+    const more = feature.perNamespace ? others.map((place) => feature.plan({ ...viewOf(place), spec: specIn(feature, project, place), earlierInPlace })) : [];
     more.forEach((plan, at) => elsewhere.get(others[at]!.namespace)!.push(plan));
     plans.push(more.length ? merged(first, more) : first);
   }

@@ -397,6 +397,15 @@ function invalidMembers(issues: readonly v.BaseIssue<unknown>[]): Readiness {
 export const members: Feature<typeof spec, typeof children> = {
   spec,
   perNamespace: true,
+  // A Namespace's own members replace the Project's entry for the same
+  // subject, and add the others: edit on the Project, view in one.
+  inherit: (project, own) => {
+    const listed = (spec: Record<string, unknown>) => (Array.isArray(spec["members"]) ? (spec["members"] as Record<string, unknown>[]) : []);
+    if (!Array.isArray(own["members"])) return {};
+    const key = (member: Record<string, unknown>) => subjectKey({ kind: String(member["kind"]), name: String(member["name"]), namespace: member["namespace"] as string | undefined });
+    const replaced = new Set(listed(own).map(key));
+    return { members: [...listed(project).filter((member) => !replaced.has(key(member))), ...listed(own)] };
+  },
   children,
   related: {},
   elsewhere: {

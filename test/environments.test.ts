@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { NAMESPACE_PREFIX, NAMESPACES, PARENT, GROUP, PROJECT_LABEL, customize, sync, type Namespace, type ObservedChildren, type SyncResponse } from "../sync.ts";
 import {
-  CLAIM_LABEL,
+  ADOPTED_BY_LABEL, // feature: adoption
+  CLAIM_LABEL, // feature: adoption
   ENVIRONMENT_ANNOTATION,
   ENVIRONMENT_RULES,
   MAX_ENVIRONMENTS,
@@ -17,19 +18,19 @@ import {
   environmentNameMaxLength,
   environments,
 } from "../features/environments.ts";
-import { CLAIM_LABEL as ADOPTION_CLAIM_LABEL } from "../features/adoption.ts"; // feature: adoption
+import { ADOPTED_BY_LABEL as ADOPTION_ADOPTED_BY_LABEL, CLAIM_LABEL as ADOPTION_CLAIM_LABEL } from "../features/adoption.ts"; // feature: adoption
 import { POD_SECURITY_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { assertKeepsEveryNamespace, at, having, namespaceOf, namespaces, project, ready, related, withObserved } from "./helpers.ts";
 
 const NAME_MAX_LENGTH = 63;
 const envNamespace = (projectName: string, environment: string) => `${namespaceOf(projectName)}--${environment}`;
-const THREE = [{ name: "dev" }, { name: "staging" }, { name: "prod", profile: "strict" }];
+const THREE = [{ name: "dev" }, { name: "staging" }, { name: "prod" }];
 const namespacesIn = (answer: SyncResponse) => answer.children.filter((child): child is Namespace => child.kind === "Namespace");
 const namespaceOfChild = (child: SyncResponse["children"][number]) => (child.metadata as { namespace?: string }).namespace;
 const namesIn = (answer: SyncResponse) => namespacesIn(answer).map((namespace) => namespace.metadata.name).sort();
 const namespaceNamed = (answer: SyncResponse, name: string) => namespacesIn(answer).find((namespace) => namespace.metadata.name === name);
-// Both profiles the Project's environments name, readable.
+// What customize picked up: nothing of the Namespaces' names.
 const relatedOf = () =>
   related(
     {},
@@ -59,6 +60,7 @@ describe("environments: the names", () => {
     assert.equal(ENVIRONMENTS_PROJECT_LABEL, PROJECT_LABEL);
     assert.equal(PROJECTS, `${PARENT.plural}.${GROUP}`);
     assert.equal(CLAIM_LABEL, ADOPTION_CLAIM_LABEL); // feature: adoption
+    assert.equal(ADOPTED_BY_LABEL, ADOPTION_ADOPTED_BY_LABEL); // feature: adoption
   });
 
   test("an environment's name is as long as the prefix, the Project's name and '--' leave of a Namespace name's 63", () => {
@@ -111,7 +113,7 @@ describe("environments: a Project holds a Namespace per environment", () => {
   // feature: guardrails
   test("each environment's Namespace gets the guardrails of its own profile: the Project's, or the environment's in its place", () => {
     const lenient = related({}, { default: { podSecurity: "baseline", resourceQuota: { hard: { pods: "20" } } }, strict: { podSecurity: "restricted", resourceQuota: { hard: { pods: "5" } } } });
-    const { answer } = playedOut(project("shop", { spec: { environments: THREE } }), namespaces(), lenient);
+    const { answer } = playedOut(project("shop", { spec: { environments: [...THREE.slice(0, 2), { name: "prod", profile: "strict" }] } }), namespaces(), lenient);
     const quotaIn = (environment: string) => answer.children.find((child) => child.kind === "ResourceQuota" && child.metadata.namespace === envNamespace("shop", environment)) as { spec: { hard: Record<string, string> } } | undefined;
     assert.equal(quotaIn("dev")?.spec.hard["pods"], "20");
     assert.equal(quotaIn("staging")?.spec.hard["pods"], "20");
@@ -121,7 +123,7 @@ describe("environments: a Project holds a Namespace per environment", () => {
   });
 
   test("customize asks for each environment's Namespace and each profile they name", () => {
-    const rules = customize(project("shop", { spec: { environments: THREE } })).relatedResources;
+    const rules = customize(project("shop", { spec: { environments: [...THREE.slice(0, 2), { name: "prod", profile: "strict" }] } })).relatedResources;
     assert.ok(rules.some((rule) => rule.resource === "namespaces" && "names" in rule && ["dev", "staging", "prod"].every((environment) => rule.names.includes(envNamespace("shop", environment)))));
     const profilesAsked = rules.filter((rule) => rule.resource === "projectprofiles").flatMap((rule) => ("names" in rule ? rule.names : []));
     assert.deepEqual(profilesAsked.sort(), ["default", "strict"]);
@@ -242,7 +244,7 @@ describe("environments: an existing Namespace of any name", () => {
     const answer = sync(project("shop", { spec }), namespaces({ [envNamespace("shop", "dev")]: "Active" }), nobodys, at);
     assert.deepEqual(namesIn(answer), [envNamespace("shop", "dev")]);
     assert.equal(ready(answer).reason, "EnvironmentConflict");
-    assert.match(ready(answer).message, new RegExp(`kubectl label namespace payments ${PROJECT_LABEL}=shop ${CLAIM_LABEL}=`));
+    assert.match(ready(answer).message, new RegExp(`kubectl label namespace payments ${ADOPTED_BY_LABEL}=shop ${CLAIM_LABEL}=`)); // feature: adoption
   });
 
   test("once the Project's, it is planned as any environment's, its own annotations kept", () => {
