@@ -1,7 +1,7 @@
 // What the API server admits of the environments feature: the CRD's rules on
 // spec.environments, judged alike by sync, and the environments policy: no
 // new Project named with '--', an existing Namespace named only by an
-// admin, and each environment's profile and members as the Project's.
+// admin, and what each environment declares as the Project could.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT, sync } from "../sync.ts";
@@ -53,46 +53,46 @@ describe("admission: environments as the CRD and sync judge them", () => {
 });
 
 describe("admission: the environments policy", () => {
-  const developer = "robin";
+  const tenant = "robin";
   test("a new Project's name may not contain '--'; one named so before may still be updated", () => {
-    const refused = asked("CREATE", projectNamed("a--b", {}), null, developer);
+    const refused = asked("CREATE", projectNamed("a--b", {}), null, tenant);
     assert.equal(refused.allowed, false);
     assert.match(String(refused.message), /a new Project's name may not contain '--'/);
-    assert.equal(asked("UPDATE", projectNamed("a--b", { license: "MIT" }), projectNamed("a--b", {}), developer).allowed, true);
-    assert.equal(asked("CREATE", projectNamed("a-b", {}), null, developer).allowed, true);
+    assert.equal(asked("UPDATE", projectNamed("a--b", { license: "MIT" }), projectNamed("a--b", {}), tenant).allowed, true);
+    assert.equal(asked("CREATE", projectNamed("a-b", {}), null, tenant).allowed, true);
   });
 
-  test("naming an existing Namespace as an environment takes administer: a developer is refused, saying why; an admin may", () => {
+  test("naming an existing Namespace as an environment takes administer: a tenant is refused, saying why; an admin may", () => {
     const adopting = projectNamed("shop", { environments: [{ name: "payments", namespace: "payments" }] });
-    const refused = asked("UPDATE", adopting, projectNamed("shop", {}), developer);
+    const refused = asked("UPDATE", adopting, projectNamed("shop", {}), tenant);
     assert.equal(refused.allowed, false);
     assert.equal(
       refused.message,
       `Environment payments names Namespace payments: bringing an existing Namespace under a Project takes the verb administer on ${PARENT.plural}.${GROUP}, ` +
-        `and ${developer} does not hold it. Leave namespace out for a Namespace of its own, or ask a cluster admin.`,
+        `and ${tenant} does not hold it. Leave namespace out for a Namespace of its own, or ask a cluster admin.`,
     );
     assert.equal(asked("UPDATE", adopting, projectNamed("shop", {}), "pat", [ADMINISTER]).allowed, true);
     // What an admin wrote stays, whoever edits the rest.
     const edited = projectNamed("shop", { license: "MIT", environments: [{ name: "payments", namespace: "payments" }] });
-    assert.equal(asked("UPDATE", edited, adopting, developer).allowed, true);
+    assert.equal(asked("UPDATE", edited, adopting, tenant).allowed, true);
     // Pointing it elsewhere is adopting again.
     const moved = projectNamed("shop", { environments: [{ name: "payments", namespace: "kube-system" }] });
-    assert.equal(asked("UPDATE", moved, adopting, developer).allowed, false);
+    assert.equal(asked("UPDATE", moved, adopting, tenant).allowed, false);
   });
 
   // feature: guardrails
   test("choosing a profile for an environment takes the verb use on it, and so does leaving one a cluster admin assigned, taking the environment out too", () => {
     const on = (profile?: string) => projectNamed("shop", { environments: [{ name: "dev" }, { name: "prod", ...(profile ? { profile } : {}) }] });
-    const refused = asked("UPDATE", on("strict"), on(), developer);
+    const refused = asked("UPDATE", on("strict"), on(), tenant);
     assert.equal(refused.allowed, false);
     assert.match(String(refused.message), /^Choosing ProjectProfile strict for an environment takes the verb use on it, which robin does not have/);
-    assert.equal(asked("UPDATE", on("strict"), on(), developer, [`${GROUP}/projectprofiles/use/strict`]).allowed, true);
-    const leaving = asked("UPDATE", on(), on("strict"), developer);
+    assert.equal(asked("UPDATE", on("strict"), on(), tenant, [`${GROUP}/projectprofiles/use/strict`]).allowed, true);
+    const leaving = asked("UPDATE", on(), on("strict"), tenant);
     assert.equal(leaving.allowed, false);
     assert.match(String(leaving.message), /^Environment prod is on ProjectProfile strict, which a cluster admin assigned/);
-    const takenOut = asked("UPDATE", projectNamed("shop", { environments: [{ name: "dev" }] }), on("strict"), developer);
+    const takenOut = asked("UPDATE", projectNamed("shop", { environments: [{ name: "dev" }] }), on("strict"), tenant);
     assert.equal(takenOut.allowed, false);
-    assert.equal(asked("UPDATE", projectNamed("shop", { license: "MIT", environments: [{ name: "dev" }, { name: "prod", profile: "strict" }] }), on("strict"), developer).allowed, true);
+    assert.equal(asked("UPDATE", projectNamed("shop", { license: "MIT", environments: [{ name: "dev" }, { name: "prod", profile: "strict" }] }), on("strict"), tenant).allowed, true);
   });
   // end feature: guardrails
 
@@ -110,11 +110,11 @@ describe("admission: the environments policy", () => {
       { members: [robot("admin")], environments: [{ name: "prod" }] },
       { environments: [{ name: "prod", members: [{ kind: "Group", name: `system:serviceaccounts:${NAMESPACE_PREFIX}shop--prod`, role: "admin" }] }] },
     ]) {
-      const refused = asked("CREATE", projectNamed("shop", spec), null, developer);
+      const refused = asked("CREATE", projectNamed("shop", spec), null, tenant);
       assert.equal(refused.allowed, false, JSON.stringify(spec));
       assert.match(String(refused.message), /is at most an edit member/);
     }
-    assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "prod", members: [robot("edit")] }] }), null, developer).allowed, true);
+    assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "prod", members: [robot("edit")] }] }), null, tenant).allowed, true);
   });
   // end feature: members
 });
