@@ -21,7 +21,7 @@ import {
 import { ADOPTED_BY_LABEL as ADOPTION_ADOPTED_BY_LABEL, CLAIM_LABEL as ADOPTION_CLAIM_LABEL } from "../features/adoption.ts"; // feature: adoption
 import { POD_SECURITY_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
-import { assertKeepsEveryNamespace, at, having, namespaceOf, namespaces, project, ready, related, withObserved } from "./helpers.ts";
+import { SETTLED, assertKeepsEveryNamespace, at, having, namespaceOf, namespaces, project, ready, related, withObserved } from "./helpers.ts";
 
 const NAME_MAX_LENGTH = 63;
 const envNamespace = (projectName: string, environment: string) => `${namespaceOf(projectName)}--${environment}`;
@@ -34,7 +34,7 @@ const namespaceNamed = (answer: SyncResponse, name: string) => namespacesIn(answ
 const relatedOf = () =>
   related(
     {},
-    { default: {}, strict: {} }, // feature: guardrails
+    { default: { resourceQuota: { hard: { pods: "4" } } }, strict: {} }, // feature: guardrails
   );
 /** The same children, each Namespace the answer asks for observed Active. */
 function settled(answer: SyncResponse, children: ObservedChildren = namespaces()): ObservedChildren {
@@ -101,13 +101,18 @@ describe("environments: a Project holds a Namespace per environment", () => {
     }
   });
 
-  test("each environment's Namespace is asked for only once the Namespace it goes in is, and Ready waits for all of them", () => {
-    const parent = project("shop", { spec: { environments: THREE }, status: { conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2026-11-29T00:00:00Z" }] } });
+  test("what goes in an environment's Namespace is asked for with it, and Ready waits for every environment's Namespace", () => {
+    const parent = project("shop", { spec: { environments: THREE }, status: SETTLED });
     const dev = envNamespace("shop", "dev");
-    const answer = sync(parent, namespaces({ [dev]: "Active" }), relatedOf(), at);
+    const answer = sync(parent, namespaces({ [dev]: "Active" }), related(), at);
     assert.deepEqual(namesIn(answer), ["dev", "prod", "staging"].map((environment) => envNamespace("shop", environment)));
-    assert.equal(ready(answer).status, "False");
-    assert.match(ready(answer).message, new RegExp(`Namespace ${envNamespace("shop", "staging")}, ${envNamespace("shop", "prod")} to be Active`));
+    assert.equal(ready(answer).reason, "WaitingForEnvironments");
+    assert.equal(ready(answer).message, `Namespace ${dev} is Active; waiting for Namespace ${envNamespace("shop", "staging")}, ${envNamespace("shop", "prod")} to be Active.`);
+    // feature: guardrails
+    const withQuota = sync(parent, namespaces({ [dev]: "Active" }), relatedOf(), at);
+    const quotas = withQuota.children.filter((child) => child.kind === "ResourceQuota").map(namespaceOfChild).sort();
+    assert.deepEqual(quotas, ["dev", "prod", "staging"].map((environment) => envNamespace("shop", environment)));
+    // end feature: guardrails
   });
 
   // feature: guardrails
@@ -178,6 +183,7 @@ describe("environments: nothing is lost by an edit", () => {
     // Everything the Project asked for in it is still asked for.
     const inProd = (children: SyncResponse["children"]) => children.filter((child) => namespaceOfChild(child) === prod).map((child) => `${child.kind} ${child.metadata.name}`).sort();
     assert.deepEqual(inProd(answer.children), inProd(before.answer.children));
+    assert.notDeepEqual(inProd(answer.children), [], "the quota in it stays"); // feature: guardrails
     assert.deepEqual((answer.status["environments"] as unknown[]).at(-1), { name: "prod", namespace: prod, state: "Kept" });
     const settledAnswer = playedOut(parent, before.observed).answer;
     assert.match(ready(settledAnswer).message, new RegExp(`no environment names Namespace ${prod} any more: kept with all it holds, it goes with the Project \\(unless protected\\), or by hand with kubectl delete namespace`));
@@ -189,6 +195,7 @@ describe("environments: nothing is lost by an edit", () => {
     assert.deepEqual(namesIn(answer), [namespaceOf("shop"), envNamespace("shop", "dev")].sort());
     const inOwn = (children: SyncResponse["children"]) => children.filter((child) => namespaceOfChild(child) === namespaceOf("shop")).map((child) => `${child.kind} ${child.metadata.name}`);
     assert.deepEqual(inOwn(answer.children), inOwn(before.answer.children));
+    assert.notDeepEqual(inOwn(answer.children), [], "the quota in it stays"); // feature: guardrails
   });
 
   test("taking every environment out keeps their Namespaces and gives the Project proj-<name> again", () => {
