@@ -49,7 +49,7 @@ export const SEPARATOR = "--";
 //
 // At most so many that the largest Project still fits the request size
 // docs/operating.md gives, each with fields of its own.
-export const MAX_ENVIRONMENTS = 10;
+export const MAX_ENVIRONMENTS = 6;
 const NAMESPACE_NAME_MAX_LENGTH = 63;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -84,7 +84,10 @@ export function environmentsOf(project: Project): { environments: Environment[];
     ...(name.includes(SEPARATOR) && environments.length > 0 ? [ENVIRONMENT_RULES.legacy] : []),
     ...(environments.length > MAX_ENVIRONMENTS ? [ENVIRONMENT_RULES.count] : []),
     ...environments.flatMap((environment, at) => [
-      ...(DNS1123_LABEL.test(environment.name) && environment.name.length <= environmentNameMaxLength(name) ? [] : [`spec.environments[${at}]: ${ENVIRONMENT_RULES.name(name)}`]),
+      // One that names a Namespace of its own needs no room for proj-<name>--<environment>.
+      ...(DNS1123_LABEL.test(environment.name) && (environment.namespace || environment.name.length <= environmentNameMaxLength(name))
+        ? []
+        : [`spec.environments[${at}]: ${ENVIRONMENT_RULES.name(name)}`]),
       ...(environment.namespace === undefined || environment.namespace === null || (DNS1123_LABEL.test(environment.namespace) && environment.namespace.length <= NAMESPACE_NAME_MAX_LENGTH && !environment.namespace.startsWith(NAMESPACE_PREFIX))
         ? []
         : [`spec.environments[${at}]: ${ENVIRONMENT_RULES.namespace}`]),

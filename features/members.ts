@@ -107,6 +107,8 @@ export const MEMBER_KINDS = ["User", "Group", "ServiceAccount"] as const;
 // 100 members of 253 characters, each character escaped to six bytes in
 // Metacontroller's JSON copy, still fit one RoleBinding's annotations.
 export const MAX_MEMBERS = 100;
+/** The most members a Namespace of the Project's may list of its own, beside the Project's (k8s.yaml's CRD). */
+export const MAX_OWN_MEMBERS = 20;
 export const MEMBER_NAME_MAX_LENGTH = 253;
 
 // What the API server demands of a ServiceAccount subject, so that a
