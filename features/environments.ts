@@ -42,6 +42,8 @@ export const ADOPTED_BY_LABEL = "agrrh.com/adopted-by"; // feature: adoption
 export const PROJECTS = "projects.agrrh.com";
 /** Which environment a Namespace is, on each: how a Namespace no environment names any more is known. */
 export const ENVIRONMENT_ANNOTATION = "agrrh.com/environment";
+/** The environment's own fields, as JSON: what it is planned by once no environment names it, or while they cannot be read. */
+export const FIELDS_ANNOTATION = "agrrh.com/environment-fields";
 /** Between the Project's name and the environment's: no new Project's name has it. */
 export const SEPARATOR = "--";
 
@@ -120,34 +122,44 @@ const foreignOf = (view: Pick<View, "owned" | "related">, namespace: string): Fo
   view.owned[namespace] ? undefined : (view.related[NAMESPACES] as Record<string, ForeignNamespace> | undefined)?.[namespace];
 
 /** Those the Project keeps though no environment names them: its environments' of before, and its own of before it declared any. */
-function keptOf(view: Pick<View, "project" | "owned">, declared: Set<string>, declaring: boolean): [namespace: string, environment: string | undefined][] {
+function keptOf(view: Pick<View, "project" | "owned">, declared: Set<string>, declaring: boolean): Place[] {
   const own = `${NAMESPACE_PREFIX}${view.project.metadata.name}`;
-  return Object.entries(view.owned).flatMap(([namespace, observed]: [string, ObservedNamespace]): [string, string | undefined][] => {
+  return Object.entries(view.owned).flatMap(([namespace, observed]: [string, ObservedNamespace]): Place[] => {
     if (declared.has(namespace)) return [];
-    const environment = observed.metadata?.annotations?.[ENVIRONMENT_ANNOTATION];
-    if (environment !== undefined) return [[namespace, environment]];
-    return declaring && namespace === own ? [[namespace, undefined]] : [];
+    const annotations = observed.metadata?.annotations ?? {};
+    const environment = annotations[ENVIRONMENT_ANNOTATION];
+    if (environment !== undefined) return [{ namespace, spec: fieldsOf(annotations[FIELDS_ANNOTATION]), annotations: pick(annotations, [ENVIRONMENT_ANNOTATION, FIELDS_ANNOTATION]) }];
+    return declaring && namespace === own ? [{ namespace, spec: {}, annotations: {} }] : [];
   });
 }
 
+// Written by sync alone (only Metacontroller writes a Project's Namespace): anything else is no fields.
+function fieldsOf(json: string | undefined): Record<string, unknown> {
+  try {
+    const fields: unknown = JSON.parse(json ?? "{}");
+    return fields !== null && typeof fields === "object" && !Array.isArray(fields) ? (fields as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+const pick = (from: Record<string, string>, keys: string[]) => Object.fromEntries(keys.flatMap((key) => (from[key] === undefined ? [] : [[key, from[key]]])));
+
+// A Namespace no environment names any more, or all of them while the
+// environments cannot be read, is planned by the fields its environment
+// had: its guardrails and access stay as they were, and nothing in it
+// escapes them.
 function places(view: View): Place[] {
   const { environments, problems } = environmentsOf(view.project);
+  if (problems.length > 0) return keptOf(view, new Set(), false);
   const name = view.project.metadata.name;
-  const valid = problems.length === 0 ? environments : [];
-  const declared = valid.filter((environment) => !foreignOf(view, namespaceOf(name, environment)));
-  const declaredNames = new Set(valid.map((environment) => namespaceOf(name, environment)));
+  const declared = environments.filter((environment) => !foreignOf(view, namespaceOf(name, environment)));
   return [
-    ...declared.map((environment) => ({ namespace: namespaceOf(name, environment), spec: specOf(environment), annotations: { [ENVIRONMENT_ANNOTATION]: environment.name } })),
-    // Not while the environments cannot be read: each kept as observed, by the core.
-    ...(problems.length > 0
-      ? []
-      : keptOf(view, declaredNames, valid.length > 0).map(([namespace, environment]): Place => ({
-          namespace,
-          spec: {},
-          annotations: environment === undefined ? {} : { [ENVIRONMENT_ANNOTATION]: environment },
-        }))),
+    ...declared.map((environment) => ({ namespace: namespaceOf(name, environment), spec: specOf(environment), annotations: annotationsOf(environment) })),
+    ...keptOf(view, new Set(environments.map((environment) => namespaceOf(name, environment))), environments.length > 0),
   ];
 }
+
+const annotationsOf = (environment: Environment) => ({ [ENVIRONMENT_ANNOTATION]: environment.name, [FIELDS_ANNOTATION]: JSON.stringify(specOf(environment)) });
 
 // ## The status
 type State = "Active" | "Pending" | "Terminating" | "NotActive" | "Conflict" | "Kept";
@@ -205,9 +217,9 @@ export const environments: Feature<typeof spec> = {
       const foreign = foreignOf(view, namespace);
       return { environment, namespace, foreign, state: stateOf(owned[namespace], foreign !== undefined) };
     });
-    const kept = keptOf(input, new Set(declared.map(({ namespace }) => namespace)), environments.length > 0).map(([namespace, environment]) => ({
+    const kept = keptOf(input, new Set(declared.map(({ namespace }) => namespace)), environments.length > 0).map(({ namespace, annotations }) => ({
       namespace,
-      environment,
+      environment: annotations?.[ENVIRONMENT_ANNOTATION],
       state: "Kept" as State,
     }));
     const taken = declared.flatMap(({ environment, namespace, foreign }) => (foreign ? [[environment, namespace, foreign] as [Environment, string, ForeignNamespace]] : []));
@@ -217,7 +229,7 @@ export const environments: Feature<typeof spec> = {
       : "";
     return {
       children: [],
-      annotations: declared.find(({ namespace }) => namespace === own) ? { [ENVIRONMENT_ANNOTATION]: declared.find(({ namespace }) => namespace === own)!.environment.name } : undefined,
+      annotations: declared.filter(({ namespace }) => namespace === own).map(({ environment }) => annotationsOf(environment))[0],
       status: {
         environments: [
           ...declared.map(({ environment, namespace, state }) => ({ name: environment.name, namespace, state })),

@@ -189,6 +189,25 @@ describe("environments: nothing is lost by an edit", () => {
     assert.match(ready(settledAnswer).message, new RegExp(`no environment names Namespace ${prod} any more: kept with all it holds, it goes with the Project \\(unless protected\\), or by hand with kubectl delete namespace`));
   });
 
+  // feature: guardrails
+  test("an environment taken out keeps the guardrails of its own profile, not the Project's", () => {
+    const profiles = related({}, { default: { resourceQuota: { hard: { pods: "20" } } }, strict: { resourceQuota: { hard: { pods: "5" } } } });
+    const before = playedOut(project("shop", { spec: { environments: [{ name: "dev" }, { name: "prod", profile: "strict" }] } }), namespaces(), profiles);
+    const answer = sync(project("shop", { spec: { environments: [{ name: "dev" }] } }), before.observed, profiles, at);
+    const quota = answer.children.find((child) => child.kind === "ResourceQuota" && namespaceOfChild(child) === envNamespace("shop", "prod")) as { spec: { hard: Record<string, string> } } | undefined;
+    assert.equal(quota?.spec.hard["pods"], "5");
+  });
+
+  test("while the environments cannot be read, every environment's Namespace keeps what is asked for in it", () => {
+    const before = playedOut(project("shop", { spec: { environments: THREE } }));
+    const answer = sync(project("shop", { spec: { environments: [{ name: "Dev" }] } }), before.observed, relatedOf(), at);
+    assert.equal(ready(answer).reason, "InvalidEnvironments");
+    const inEnvironments = (children: SyncResponse["children"]) => children.filter((child) => child.kind !== "Namespace").map((child) => `${child.kind} ${namespaceOfChild(child)}/${child.metadata.name}`).sort();
+    assert.notDeepEqual(inEnvironments(before.answer.children), []);
+    assert.deepEqual(inEnvironments(answer.children), inEnvironments(before.answer.children));
+  });
+  // end feature: guardrails
+
   test("declaring environments keeps proj-<name> with what it holds", () => {
     const before = playedOut(project("shop"));
     const answer = sync(project("shop", { spec: { environments: [{ name: "dev" }] } }), before.observed, relatedOf(), at);
