@@ -146,8 +146,8 @@ const pick = (from: Record<string, string>, keys: string[]) => Object.fromEntrie
 
 // A Namespace no environment names any more, or all of them while the
 // environments cannot be read, is planned by the fields its environment
-// had: its guardrails and access stay as they were, and nothing in it
-// escapes them.
+// had: what the features give it stays as it was, and nothing in it
+// escapes that.
 function places(view: View): Place[] {
   const { environments, problems } = environmentsOf(view.project);
   if (problems.length > 0) return keptOf(view, new Set(), false);
@@ -173,7 +173,7 @@ const stateOf = (observed: ObservedNamespace | undefined, foreign: boolean): Sta
 function conflict(project: Project, taken: [environment: Environment, namespace: string, foreign: ForeignNamespace][]): Readiness {
   const each = taken.map(([environment, namespace, foreign]) => {
     const owned = (foreign.metadata.ownerReferences ?? []).length > 0;
-    const labels = [
+    const labels: string[] = [
       `${ADOPTED_BY_LABEL}=${project.metadata.name} ${CLAIM_LABEL}=$(kubectl get ${PROJECTS} ${project.metadata.name} -o jsonpath='{.metadata.uid}')`, // feature: adoption
     ];
     const bring = environment.namespace && !owned && labels.length ? ` A cluster admin brings it under this Project, with all it holds: kubectl label namespace ${namespace} ${labels.join(" ")}` : "";

@@ -160,7 +160,7 @@ function largestSpec() {
   // As many environments as the CRD admits, each an existing Namespace of
   // the longest name: the longest Project name leaves no room for
   // proj-<name>--<environment>.
-  // Each Namespace's members, the Project's and its environment's own, as many as one may have.
+  // Each Namespace's members, the Project's and its environment's own, as many as one may have. // feature: members
   const own = (spec["members"] as Record<string, unknown>[]).splice(0, MAX_OWN_MEMBERS); // feature: members
   spec["environments"] = Array.from({ length: MAX_ENVIRONMENTS }, (_, index) => ({
     name: `e${index}`,
