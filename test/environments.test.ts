@@ -244,7 +244,7 @@ describe("environments: names no Project can collide with", () => {
 
   test("Project a's environment b, taken by a legacy Project a--b first, is never asked for; a's other environments are made", () => {
     const taken = envNamespace("a", "b");
-    const others = related({ [taken]: { phase: "Active", owners: [{ kind: PARENT.kind, name: "a--b", controller: true }] } }, { default: {} }); // feature: guardrails
+    const others = related({ [taken]: { phase: "Active", owners: [{ kind: PARENT.kind, name: "a--b", controller: true }] } });
     const parent = project("a", { spec: { environments: [{ name: "x" }, { name: "b" }] } });
     const answer = sync(parent, namespaces({ [envNamespace("a", "x")]: "Active" }), others, at);
     assert.deepEqual(namesIn(answer), [envNamespace("a", "x")]);
@@ -255,7 +255,7 @@ describe("environments: names no Project can collide with", () => {
 
   test("a legacy Project a--b whose Namespace is Project a's environment meets the core's NamespaceConflict, never takes it", () => {
     const taken = envNamespace("a", "b");
-    const owned = related({ [taken]: { phase: "Active", owners: [{ kind: PARENT.kind, name: "a", controller: true }] } }, { default: {} }); // feature: guardrails
+    const owned = related({ [taken]: { phase: "Active", owners: [{ kind: PARENT.kind, name: "a", controller: true }] } });
     const answer = sync(project("a--b"), namespaces(), owned, at);
     assert.equal(ready(answer).reason, "NamespaceConflict");
     assert.deepEqual(namesIn(answer), []);
@@ -266,7 +266,7 @@ describe("environments: an existing Namespace of any name", () => {
   const spec = { environments: [{ name: "dev" }, { name: "payments", namespace: "payments" }] };
 
   test("named by an environment and nobody's, it is never asked for; the status gives a cluster admin the command that brings it under the Project", () => {
-    const nobodys = related({ payments: { phase: "Active" } }, { default: {} }); // feature: guardrails
+    const nobodys = related({ payments: { phase: "Active" } });
     const answer = sync(project("shop", { spec }), namespaces({ [envNamespace("shop", "dev")]: "Active" }), nobodys, at);
     assert.deepEqual(namesIn(answer), [envNamespace("shop", "dev")]);
     assert.equal(ready(answer).reason, "EnvironmentConflict");
