@@ -579,6 +579,7 @@ function holds(observed: unknown, wanted: unknown): boolean {
 const GUARDING: readonly GuardrailKind[] = ["ResourceQuota", "NetworkPolicy"];
 export const guardrails: Feature<typeof spec, typeof children, typeof related> = {
   spec,
+  perNamespace: true,
   children,
   related,
   customize: (_project, spec) => [{ apiVersion: PROFILE.apiVersion, resource: PROFILE.plural, names: [profileNameOf(spec)] }],
