@@ -33,7 +33,7 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
-import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL, RULE_ANNOTATIONS } from "../features/guardrails.ts"; // feature: guardrails
+import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL, PROJECT_QUOTA_NAME, RULE_ANNOTATIONS } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES, memberRoleNameFor } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
@@ -937,6 +937,42 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(ephemeral.imagePullPolicy, "Always");
       assert.equal(ephemeral.securityContext.allowPrivilegeEscalation, false);
       assert.deepEqual(ephemeral.securityContext.capabilities.drop, ["ALL"]);
+    });
+
+    // ### One quota across a Project's Namespaces
+    //
+    // The profile's projectQuota, held by ResourceQuota project-total-quota
+    // in each of the Project's Namespaces: here in the one it has.
+    const POOLED = `e2e-${RUN}-pooled`;
+    const POOLED_NAMESPACE = namespaceNameFor(POOLED);
+    const POOLED_PROFILE = `e2e-${RUN}-pooled`;
+    const POOLED_TOTAL = { pods: "2", "requests.cpu": "1" };
+    await step(`75. on profile ${POOLED_PROFILE}, whose projectQuota holds ${POOLED_TOTAL.pods} pods across a Project's Namespaces, a Pod past it in ${POOLED_NAMESPACE} is refused with the API server's quota message, and a Pod deleted gives its room back`, async () => {
+      await create({
+        apiVersion: API_VERSION,
+        kind: PROFILE.kind,
+        metadata: { name: POOLED_PROFILE },
+        spec: { resourceQuota: { hard: { pods: "5", resourcequotas: "1" } }, limitRange: { default: { cpu: "100m", memory: "64Mi" } }, projectQuota: { hard: POOLED_TOTAL } },
+      });
+      await create({ ...project(POOLED), spec: { ...CREATED, profile: POOLED_PROFILE } });
+      await waitForReady(POOLED);
+      const quota = (name: string) => must(["get", "resourcequota", name, "-n", POOLED_NAMESPACE, "-o", "jsonpath={.spec.hard}"]).then((hard) => JSON.parse(hard));
+      assert.deepEqual(await quota(PROJECT_QUOTA_NAME), POOLED_TOTAL, "with one Namespace, its share is the whole total");
+      assert.equal((await quota(GUARDRAIL_NAMES.ResourceQuota))["resourcequotas"], "2", "the Namespace's own quota makes room for the one across Namespaces");
+      const pods = Array.from({ length: Number(POOLED_TOTAL.pods) + 1 }, (_, index) => pod(`e2e-pooled-${index}`, POOLED_NAMESPACE));
+      for (const one of pods.slice(0, -1)) await createPod(one);
+      const past = await kubectl(["create", "-f", "-"], stringify(pods.at(-1)!));
+      assert.equal(past.ok, false, "a Pod past the total was admitted");
+      assert.match(past.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}, requested: pods=1, used: pods=${POOLED_TOTAL.pods}, limited: pods=${POOLED_TOTAL.pods}`));
+      await remove(pods[0]!);
+      const freed = Date.now();
+      await eventually("the room a deleted Pod leaves is given back", async () => {
+        const result = await kubectl(["create", "-f", "-"], stringify(pods.at(-1)!));
+        if (result.ok) created.push(pods.at(-1)!);
+        else assert.match(result.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}`), result.stderr);
+        return result.ok;
+      });
+      log(`     (a Pod admitted again ${((Date.now() - freed) / 1000).toFixed(1)}s after one was deleted)`);
     });
 
     const GATED = `e2e-${RUN}-gated`;
