@@ -713,10 +713,10 @@ export const guardrails: Feature<typeof spec, typeof children, typeof related> =
     const profile = readProfile(profileName, related, observed ? namespace : undefined);
     // The total is the Project's own profile's, whichever profile this
     // Namespace has, so that Namespaces on different profiles share one.
-    // Where it cannot be read, the quota is kept as it is; its own
-    // Namespace's plan says why.
+    // Where it cannot be read, the quota is kept as it is, and, as for the
+    // Namespace's own profile, no Namespace is made that would lack it.
     const totalProfile = profileNameOf(project.spec ?? {});
-    const total = totalProfile === profileName ? profile : readProfile(totalProfile, related, undefined);
+    const total = totalProfile === profileName ? profile : readProfile(totalProfile, related, observed ? namespace : undefined);
     const totalHard = total.spec?.projectQuota?.hard;
     const projectQuota = total.spec
       ? totalHard && projectQuotaIn(namespace, totalProfile, totalHard, children)
@@ -733,7 +733,7 @@ export const guardrails: Feature<typeof spec, typeof children, typeof related> =
       labels,
       annotations,
       status: applied ? { profile: applied } : undefined,
-      unavailable: profile.problem,
+      unavailable: profile.problem ?? total.problem,
       waiting: {
         reason: "WaitingForGuardrails",
         notYet: [

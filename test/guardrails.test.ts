@@ -548,11 +548,14 @@ describe("guardrails: one quota across a Project's Namespaces", () => {
     assert.equal(total(planIn(DEV, observed, { profile: "strict", profiles: { team: {}, strict } })), undefined);
   });
 
-  test("while the Project's profile cannot be read, the quota across Namespaces is kept as observed, and none is made", () => {
+  test("while the Project's profile cannot be read, a Namespace on another profile keeps its quota across Namespaces as observed, gets none made, and says why", () => {
     const observed = using({ [SHOP]: { pods: "3" } });
     (observed[RESOURCE_QUOTAS]![`${SHOP}/${PROJECT_QUOTA_NAME}`]!["spec"] as any).hard.pods = "6";
     const other = { other: { resourceQuota: { hard: { pods: "5" } } } };
-    assert.equal(hardIn(SHOP, observed, { profile: "other", profiles: other })?.["pods"], "6");
+    const plan = planIn(SHOP, observed, { profile: "other", profiles: other });
+    assert.equal(total(plan)?.spec.hard["pods"], "6");
+    assert.equal(plan.unavailable?.reason, "ProfileNotFound");
+    assert.match(plan.unavailable?.message ?? "", /^ProjectProfile team does not exist, so Namespace /);
     assert.equal(total(planIn(DEV, observed, { profile: "other", profiles: other })), undefined);
   });
 
