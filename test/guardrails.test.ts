@@ -497,13 +497,13 @@ describe("guardrails: one quota across a Project's Namespaces", () => {
       project: project("shop", { spec: { profile: "team" } }),
       spec: { profile },
       namespace,
-      observed: { metadata: { name: namespace }, status: { phase: "Active" } } as never,
+      observed: { metadata: { name: namespace }, status: { phase: "Active" } },
       active: true,
-      children: children as never,
-      related: related({}, profiles) as never,
+      children,
+      related: related({}, profiles),
       finalizing: false,
       earlierInPlace: true,
-    });
+    } as never);
   const hardIn = (namespace: string, children: ObservedChildren, options?: Parameters<typeof planIn>[2]) => total(planIn(namespace, children, options))?.spec.hard;
 
   test("each Namespace may use what it uses plus what is left of the total, which moves with usage between Namespaces", () => {
