@@ -364,7 +364,7 @@ function guardrailsFor(namespace: string, profileName: string, profile: ProfileS
     // A quota that counts ResourceQuotas counts the Project's own across
     // Namespaces too, which Metacontroller could otherwise never create.
     const counted = resourceQuota.hard["resourcequotas"];
-    const own: Quantities = withProjectQuota && counted !== undefined ? { resourcequotas: quantityOf(nanosOf(counted)! + nanosOf("1")!, false) } : {};
+    const own: Quantities = withProjectQuota && counted !== undefined ? { resourcequotas: quantityOf(nanosOf(counted)! + NANO, false) } : {};
     const hard = asObservedIfEqual({ ...resourceQuota.hard, ...own }, observedSpec("ResourceQuota")?.hard);
     guardrails.push({ apiVersion: "v1", kind: "ResourceQuota", metadata: metadata("ResourceQuota"), spec: { hard } });
   }
@@ -648,7 +648,7 @@ export function quantityOf(nanos: bigint, binary: boolean): string {
 }
 
 /** Each resource's hard in the Namespace: its own usage plus the headroom left of the total across every quota of the Project. */
-export function projectQuotaHard(total: Quantities, namespace: string, children: ObservedGuardrails): Quantities {
+function projectQuotaHard(total: Quantities, namespace: string, children: ObservedGuardrails): Quantities {
   const quotas = Object.entries(children[RESOURCE_QUOTAS]).filter(([key]) => key.endsWith(`/${PROJECT_QUOTA_NAME}`));
   const own = children[RESOURCE_QUOTAS][`${namespace}/${PROJECT_QUOTA_NAME}`];
   return Object.fromEntries(

@@ -947,7 +947,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const POOLED_NAMESPACE = namespaceNameFor(POOLED);
     const POOLED_PROFILE = `e2e-${RUN}-pooled`;
     const POOLED_TOTAL = { pods: "2", "requests.cpu": "1" };
-    await step(`75. on profile ${POOLED_PROFILE}, whose projectQuota holds ${POOLED_TOTAL.pods} pods across a Project's Namespaces, a Pod past it in ${POOLED_NAMESPACE} is refused with the API server's quota message, and a Pod deleted gives its room back`, async () => {
+    await step(`79. on profile ${POOLED_PROFILE}, whose projectQuota holds ${POOLED_TOTAL.pods} pods across a Project's Namespaces, a Pod past it in ${POOLED_NAMESPACE} is refused with the API server's quota message, and a Pod deleted gives its room back`, async () => {
       await create({
         apiVersion: API_VERSION,
         kind: PROFILE.kind,
