@@ -703,6 +703,7 @@ function projectQuotaAsObserved(namespace: string, children: ObservedGuardrails)
 const GUARDING: readonly GuardrailKind[] = ["ResourceQuota", "NetworkPolicy"];
 export const guardrails: Feature<typeof spec, typeof children, typeof related> = {
   spec,
+  perNamespace: true,
   children,
   related,
   customize: (_project, spec) => [{ apiVersion: PROFILE.apiVersion, resource: PROFILE.plural, names: [profileNameOf(spec)] }],
