@@ -1106,6 +1106,57 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
     // end feature: guardrails
 
+    // feature: guardrails & environments
+    // Step 79's total across two environments: one holds it, the other is
+    // refused; then Pods created in both at once, counted.
+    const SPREAD = `e2e-${RUN}-spread`;
+    const [DEV, STAGING] = ["dev", "staging"].map((environment) => environmentNamespace(SPREAD, environment)) as [string, string];
+    await step(`80. Project ${SPREAD}'s environments dev and staging share ${POOLED_PROFILE}'s total of ${POOLED_TOTAL.pods} pods: a Pod in staging is refused once dev holds it, and room freed in dev is staging's; Pods created in both at once pass the total by at most the headroom, and no more once synced`, async () => {
+      await create({ ...project(SPREAD), spec: { ...CREATED, profile: POOLED_PROFILE, environments: [{ name: "dev" }, { name: "staging" }] } } as KubeObject);
+      await waitForReady(SPREAD);
+      // Pods wait for each Namespace's default ServiceAccount, which the controller manager makes.
+      for (const namespace of [DEV, STAGING]) await eventually(`${namespace}'s default ServiceAccount`, async () => (await kubectl(["get", "serviceaccount", "default", "-n", namespace])).ok);
+      const quota = async (namespace: string, field: "spec.hard" | "status.used") => JSON.parse((await must(["get", "resourcequota", PROJECT_QUOTA_NAME, "-n", namespace, "-o", `jsonpath={.${field}}`])) || "{}").pods as string | undefined;
+      const total = POOLED_TOTAL.pods;
+      assert.deepEqual([await quota(DEV, "spec.hard"), await quota(STAGING, "spec.hard")], [total, total], "with nothing used, each may use the whole total");
+      const inDev = Array.from({ length: Number(total) }, (_, index) => pod(`e2e-dev-${index}`, DEV));
+      for (const one of inDev) await createPod(one);
+      const held = Date.now();
+      await eventually("staging's share falls to what it uses", async () => (await quota(STAGING, "spec.hard")) === "0");
+      log(`     (staging's share fell to 0 ${((Date.now() - held) / 1000).toFixed(1)}s after dev's last Pod)`);
+      const refused = await kubectl(["create", "-f", "-"], stringify(pod("e2e-staging-0", STAGING)));
+      assert.equal(refused.ok, false, "a Pod in staging was admitted while dev holds the total");
+      assert.match(refused.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}, requested: pods=1, used: pods=0, limited: pods=0`));
+      for (const one of inDev) await remove(one);
+      await eventually("room freed in dev is staging's", async () => (await quota(STAGING, "spec.hard")) === total && (await quota(DEV, "spec.hard")) === total);
+
+      // A burst: as many Pods as the total in each at once, the whole total
+      // left; the bound is the total plus (2 - 1) x that headroom.
+      const burst = [DEV, STAGING].flatMap((namespace) => inDev.map((_, index) => pod(`e2e-burst-${index}`, namespace)));
+      const admitted = await Promise.all(
+        burst.map(async (one) => {
+          const result = await kubectl(["create", "-f", "-"], stringify(one));
+          if (result.ok) created.push(one);
+          else assert.match(result.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}`), result.stderr);
+          return result.ok;
+        }),
+      );
+      const count = admitted.filter(Boolean).length;
+      log(`     (${burst.length} Pods created at once in dev and staging, ${count} admitted, for a total of ${total}: ${count - Number(total)} past it, where the bound allows ${total})`);
+      assert.ok(count <= 2 * Number(total), `${count} Pods admitted, past the bound of ${2 * Number(total)}`);
+      assert.ok(count >= Number(total), `${count} Pods admitted, fewer than the total`);
+      // Once synced, no Namespace may use more than it does.
+      await eventually("each share is what it uses", async () => {
+        for (const namespace of [DEV, STAGING]) if ((await quota(namespace, "spec.hard")) !== ((await quota(namespace, "status.used")) ?? "0")) return false;
+        return true;
+      });
+      for (const namespace of [DEV, STAGING]) {
+        const after = await kubectl(["create", "-f", "-"], stringify(pod("e2e-burst-after", namespace)));
+        assert.equal(after.ok, false, `a Pod was admitted in ${namespace} after the burst, past the total`);
+      }
+    });
+    // end feature: guardrails & environments
+
     // feature: annotation-limits
     await step(`23. ${describeObject(keep)} is still there a minute after the refusal`, async () => {
       if (refusedAt === undefined) return log("     (not tried: see step 15)");

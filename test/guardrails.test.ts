@@ -582,6 +582,19 @@ describe("guardrails: one quota across a Project's Namespaces", () => {
     assert.equal(total(sync(onTeam, settled, related({}, { team }), at))?.spec.hard["pods"], "10", "put back to what the usage leaves");
   });
 
+  // feature: environments
+  test("a Project's environments, on different profiles, each get a share of the Project's own profile's total, by what each uses", () => {
+    const strict: ProfileSpec = { resourceQuota: { hard: { pods: "5" } }, projectQuota: { hard: { pods: "1" } } };
+    const cart = project("cart", { spec: { profile: "team", environments: [{ name: "dev" }, { name: "prod", profile: "strict" }] }, status: SETTLED });
+    const [dev, prod] = [`${namespaceOf("cart")}--dev`, `${namespaceOf("cart")}--prod`];
+    const observed = using({ [dev]: { pods: "3", "requests.cpu": "1", "requests.memory": "2Gi" }, [prod]: { pods: "1", "requests.cpu": "500m", "requests.memory": "1Gi" } }, namespaces({ [dev]: "Active", [prod]: "Active" }));
+    const answer = sync(cart, observed, related({}, { team, strict }), at);
+    const quotas = (namespace: string) => Object.fromEntries(childrenOfKind<ResourceQuota>(answer, ["ResourceQuota"]).filter((quota) => quota.metadata.namespace === namespace).map((quota) => [quota.metadata.name, quota.spec.hard]));
+    assert.deepEqual(quotas(dev), { "project-quota": { pods: "20", resourcequotas: "2" }, [PROJECT_QUOTA_NAME]: { pods: "9", "requests.cpu": "3500m", "requests.memory": "7Gi" } });
+    assert.deepEqual(quotas(prod), { "project-quota": { pods: "5" }, [PROJECT_QUOTA_NAME]: { pods: "7", "requests.cpu": "3", "requests.memory": "6Gi" } });
+  });
+  // end feature: environments
+
   test("a Namespace quota that counts ResourceQuotas counts the one across Namespaces too, so that Metacontroller can create it", () => {
     assert.equal((planIn(SHOP, using({})).children[0] as ResourceQuota).spec.hard["resourcequotas"], "2");
     const alone = { team: { resourceQuota: { hard: { resourcequotas: "1" } } } };
