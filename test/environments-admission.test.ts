@@ -85,7 +85,7 @@ describe("admission: the environments policy", () => {
     const on = (profile?: string) => projectNamed("shop", { environments: [{ name: "dev" }, { name: "prod", ...(profile ? { profile } : {}) }] });
     const refused = asked("UPDATE", on("strict"), on(), tenant);
     assert.equal(refused.allowed, false);
-    assert.match(String(refused.message), /^Choosing ProjectProfile strict for an environment takes the verb use on it, which robin does not have/);
+    assert.match(String(refused.message), /^Choosing ProjectProfile strict for an environment takes the verb use on it, which robin does not have on each/);
     assert.equal(asked("UPDATE", on("strict"), on(), tenant, [`${GROUP}/projectprofiles/use/strict`]).allowed, true);
     const leaving = asked("UPDATE", on(), on("strict"), tenant);
     assert.equal(leaving.allowed, false);
