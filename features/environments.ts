@@ -171,15 +171,18 @@ const stateOf = (observed: ObservedNamespace | undefined, foreign: boolean): Sta
 };
 
 function conflict(project: Project, taken: [environment: Environment, namespace: string, foreign: ForeignNamespace][]): Readiness {
-  const each = taken.map(([environment, namespace, foreign]) => {
-    const owned = (foreign.metadata.ownerReferences ?? []).length > 0;
-    const labels: string[] = [
-      `${ADOPTED_BY_LABEL}=${project.metadata.name} ${CLAIM_LABEL}=$(kubectl get ${PROJECTS} ${project.metadata.name} -o jsonpath='{.metadata.uid}')`, // feature: adoption
-    ];
-    const bring = environment.namespace && !owned && labels.length ? ` A cluster admin brings it under this Project, with all it holds: kubectl label namespace ${namespace} ${labels.join(" ")}` : "";
-    return `Namespace ${namespace} of environment ${environment.name} already exists and is not this Project's, so it is left as it is.${bring}`;
-  });
-  return { status: "False", reason: "EnvironmentConflict", message: `${each.join(" ")} The other environments are made as declared.` };
+  const which = taken.map(([environment, namespace]) => `Namespace ${namespace} of environment ${environment.name}`).join(", ");
+  const labels: string[] = [
+    `${ADOPTED_BY_LABEL}=${project.metadata.name} ${CLAIM_LABEL}=$(kubectl get ${PROJECTS} ${project.metadata.name} -o jsonpath='{.metadata.uid}')`, // feature: adoption
+  ];
+  // The commands last, each whole to its end, so that a person can paste it.
+  const bring = taken.flatMap(([environment, namespace, foreign]) =>
+    environment.namespace && (foreign.metadata.ownerReferences ?? []).length === 0 && labels.length
+      ? [` A cluster admin brings ${namespace} under this Project, with all it holds: kubectl label namespace ${namespace} ${labels.join(" ")}`]
+      : [],
+  );
+  const are = taken.length === 1 ? "already exists and is not this Project's, so it is left as it is" : "already exist and are not this Project's, so they are left as they are";
+  return { status: "False", reason: "EnvironmentConflict", message: `${which} ${are}; the other environments are made as declared.${bring.join("")}` };
 }
 
 export const environments: Feature<typeof spec> = {

@@ -2435,7 +2435,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(["patch", PARENT.singular, ENVIRONED, "--type=merge", "-p", withPayments]);
       await must(["wait", readyReason("EnvironmentConflict"), `${PARENT.singular}/${ENVIRONED}`, `--timeout=${TIMEOUT}`]);
       const message = await must(["get", PARENT.singular, ENVIRONED, "-o", "jsonpath={.status.conditions[0].message}"]);
-      const command = /brings it under this \S+, with all it holds: (kubectl label .*)$/.exec(message)?.[1];
+      const command = new RegExp(`brings ${PAYMENTS} under this \\S+, with all it holds: (kubectl label .*)$`).exec(message)?.[1];
       assert.ok(command, message);
       assert.ok(options.plugin, "no way to run a shell command as a person does was given");
       const adopting = await options.plugin(command, [], interrupted);

@@ -271,6 +271,7 @@ describe("environments: an existing Namespace of any name", () => {
     assert.deepEqual(namesIn(answer), [envNamespace("shop", "dev")]);
     assert.equal(ready(answer).reason, "EnvironmentConflict");
     assert.match(ready(answer).message, new RegExp(`kubectl label namespace payments ${ADOPTED_BY_LABEL}=shop ${CLAIM_LABEL}=`)); // feature: adoption
+    assert.ok(ready(answer).message.endsWith(`-o jsonpath='{.metadata.uid}')`), "the command ends the message, to be pasted whole"); // feature: adoption
   });
 
   test("once the Project's, it is planned as any environment's, its own annotations kept", () => {
