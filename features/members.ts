@@ -13,6 +13,8 @@
  * the requester role, and the guard on RoleBindings written in the
  * Namespace by anyone else.
  *
+ * Owns: scripts/kubectl-my_projects, scripts/my-projects.krew.yaml, scripts/krew.ts, test/my-projects.test.ts (kubectl my-projects shows a person the Projects they are a member of).
+ *
  * Read top to bottom: the names, the request's parts, who may be a member,
  * the bindings, and the plan `sync` composes.
  */
@@ -21,7 +23,7 @@ import type { ObservedNamespace, Readiness } from "../sync.ts";
 import type { Feature } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
-export const VOCABULARY = ["member", "members", "developer", "developers", "dana", "self-service", "requester role"] as const;
+export const VOCABULARY = ["member", "members", "developer", "developers", "dana", "self-service", "requester role", "reader role", "my-projects", "krew"] as const;
 
 // ## The names
 //

@@ -138,6 +138,27 @@ export function admittedFixtureFromCode(fixture: FixtureName, spec: Record<strin
   return made;
 }
 
+/** Keys in order at every depth, as kubectl (Go's encoding/json) writes a map. */
+const sortedKeys = (value: unknown): unknown =>
+  Array.isArray(value) ? value.map(sortedKeys) : value && typeof value === "object" ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, each]) => [key, sortedKeys(each)])) : value;
+
+/**
+ * kubectl's record of the parent it applied, made again for the spec as it
+ * now is: a record of the old spec would lie about what was applied. It
+ * names the fields the old record named, and those that differ from the
+ * CRD's default (a field given by hand, such as a new required one), not
+ * those the API server filled in; a field the CRD no longer declares goes.
+ */
+export function withLastApplied(annotations: Record<string, string>, spec: Record<string, unknown>, defaults: Record<string, unknown>): Record<string, string> {
+  const recorded = annotations[KUBECTL_LAST_APPLIED];
+  if (recorded === undefined) return annotations;
+  const applied = JSON.parse(recorded);
+  const given = (field: string) => field in (applied.spec ?? {}) || JSON.stringify(spec[field]) !== JSON.stringify(defaults[field]);
+  const record = { ...applied, spec: Object.fromEntries(Object.entries(spec).filter(([field]) => given(field))) };
+  return { ...annotations, [KUBECTL_LAST_APPLIED]: `${JSON.stringify(sortedKeys(record))}\n` };
+}
+export const KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
 /**
  * Each fixture made again from code, about the same parent with the spec
  * fields the CRD still declares: what take-away leaves. A parent the CRD now
@@ -155,10 +176,12 @@ export function remadeFixtures(read: (file: string) => string, files: string[], 
     return errors.length === 0 ? [] : [`${file}: the CRD refuses its parent ${parent.metadata?.name}: ${errors.join("; ")}`];
   });
   if (refused.length > 0) throw new Error(`${refused.join("\n")}\ngive each such parent what the CRD asks for in test/fixtures, or the field a default in k8s.yaml, then remake`);
+  const defaults: Record<string, unknown> = Object.fromEntries(Object.entries<{ default?: unknown }>(schema.properties.spec.properties).map(([field, each]) => [field, each.default]));
   return Object.fromEntries(
     files.map((file) => {
       const { parent, related = {} } = JSON.parse(read(file));
       const spec = Object.fromEntries(Object.entries(parent.spec ?? {}).filter(([field]) => declared.includes(field)));
+      const annotations = parent.metadata.annotations && withLastApplied(parent.metadata.annotations, spec, defaults);
       // What others made is kept where the code left still asks for it; what
       // Metacontroller made (its label on it) is the play's to make again.
       const kept = Object.fromEntries(
@@ -166,7 +189,7 @@ export function remadeFixtures(read: (file: string) => string, files: string[], 
           .filter(([group]) => group in RelatedObjects.entries)
           .map(([group, objects]) => [group, Object.fromEntries(Object.entries(objects).filter(([, object]) => !object?.metadata?.labels?.["controller-uid"]))]),
       );
-      const made = fixtureFromCode(file.replace(/\.json$/, ""), spec, parent.metadata.name, { related: kept, annotations: parent.metadata.annotations });
+      const made = fixtureFromCode(file.replace(/\.json$/, ""), spec, parent.metadata.name, { related: kept, annotations });
       return [file, `${JSON.stringify(made, null, 2)}\n`];
     }),
   );

@@ -3,8 +3,8 @@
 // so the archive is made here the same way every time (the one script,
 // mode 0755, no owner, no time, stored in gzip uncompressed, which no zlib
 // writes differently), and my-projects.test.ts fails when the manifest's
-// sha256 is not this archive's. `npm run krew` (and `npm run manifest`, after
-// a rename changed the script) writes that sum into the manifest, and the
+// sha256 is not this archive's. `npm run manifest` (after a rename changed
+// the script, say) writes that sum into the manifest, and the
 // archive to .cache/krew/, for a release to publish beside the manifest, or for
 // `kubectl krew install --manifest=scripts/my-projects.krew.yaml --archive=.cache/krew/kubectl-my_projects.tar.gz`.
 import { createHash } from "node:crypto";
@@ -39,7 +39,8 @@ export const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).dige
 /** The krew manifest's text, naming this archive by its sum. */
 export const namingArchive = (manifest: string, archive: Buffer) => manifest.replace(/(sha256: )[0-9a-f]{64}/, `$1${sha256(archive)}`);
 
-if (import.meta.filename === process.argv[1]) {
+/** Writes the archive to .cache/krew/ and its sum into the krew manifest. */
+export async function writeKrew() {
   const archive = await pluginArchive();
   const directory = fileURLToPath(new URL("../.cache/krew/", import.meta.url));
   mkdirSync(directory, { recursive: true });
@@ -52,3 +53,5 @@ if (import.meta.filename === process.argv[1]) {
     console.log(`${KREW_MANIFEST}: sha256 rewritten`);
   }
 }
+
+if (import.meta.filename === process.argv[1]) await writeKrew();

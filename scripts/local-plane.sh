@@ -58,6 +58,15 @@ local_plane_up() {
   echo "webhook: $bundle on $("$node" --version), $webhook_url"
 }
 
+# `local_plane_apply`, after local_plane_up: k8s.yaml on that plane for a
+# look by hand, as the e2e installs it with WEBHOOK_URL: what would run in a
+# pod left out (no kubelet runs), the hooks at the webhook on the host.
+local_plane_apply() {
+  WEBHOOK_URL=$webhook_url node --import tsx --input-type=module -e \
+    'const { manifestObjects } = await import("./test/e2e.ts"); console.log(JSON.stringify({ apiVersion: "v1", kind: "List", items: manifestObjects(process.env.WEBHOOK_URL) }))' |
+    "$KUBECTL" apply -f -
+}
+
 local_plane_down() {
   local status=$?
   trap - EXIT INT TERM

@@ -13,6 +13,7 @@ import { build, type Plugin } from "esbuild";
 import { Scalar, parseAllDocuments, parseDocument, type YAMLMap } from "yaml";
 import { GROUP, VERSION } from "../sync.ts";
 import { CHART_DIRECTORY, renderChart } from "./chart.ts";
+import { writeKrew } from "./krew.ts"; // feature: members
 
 export const MANIFEST_PATH = fileURLToPath(new URL("../k8s.yaml", import.meta.url));
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -239,4 +240,5 @@ if (import.meta.filename === process.argv[1]) {
     writeFileSync(`${CHART_DIRECTORY}${path}`, chart[path]!);
   }
   console.log(stale.length ? `chart/: ${stale.join(", ")} written from k8s.yaml` : "chart/ is up to date");
+  await writeKrew(); // feature: members
 }

@@ -1,7 +1,8 @@
 // `npm run take-away -- <feature>...`: removes features from this copy of the
 // repository, exactly as README's "Make it your own" says to by hand:
 //   - its files: features/<feature>.ts, docs/<feature>.md, and
-//     test/<feature>.* and test/<feature>-* beside it;
+//     test/<feature>.* and test/<feature>-* beside it, and those its file
+//     names as its own on a line ` * Owns: <path>, <path> (why).`;
 //   - in every other file, each line that ends with its marker
 //     (`// feature: <feature>`, `# feature: <feature>` or
 //     `<!-- feature: <feature> -->`), and each block from a line that is only
@@ -166,14 +167,49 @@ export function neededByKept(features: string[], paths: string[], read: (path: s
   return undefined;
 }
 
-/** The files a feature owns outright; the composition's, for the last one. */
-export function filesOf(feature: string, tracked: string[]): string[] {
+/**
+ * What a feature's file says it owns beyond the files named after it, in a
+ * line of its opening comment: ` * Owns: scripts/tool, test/tool.test.ts (why).`
+ * A tool whose premise is the feature goes with it, whatever its name.
+ */
+export function ownsOf(text: string): string[] {
+  const line = /^\s*\*\s*Owns: ([^\s,]+(?:, [^\s,]+)*)/m.exec(text);
+  return line?.[1]?.split(", ") ?? [];
+}
+
+/** The files a feature owns outright (`owns`: those its file names, see ownsOf); the composition's, for the last one. */
+export function filesOf(feature: string, tracked: string[], owns: string[] = []): string[] {
   return tracked.filter((path) => {
     if (feature === "features") return path === COMPOSITION || /^test\/features[.-]/.test(path);
     const file = basename(path);
-    const own = path === `features/${feature}.ts` || path === `docs/${feature}.md`;
+    const own = path === `features/${feature}.ts` || path === `docs/${feature}.md` || owns.includes(path);
     return own || (path.startsWith("test/") && (file.startsWith(`${feature}.`) || file.startsWith(`${feature}-`)));
   });
+}
+
+/**
+ * docs/cluster.md's `## n.` sections numbered again in page order, as a
+ * take-away that drops one leaves a gap, the page's links to them
+ * following, and the old numbers of those that moved, with their new ones.
+ */
+export function renumberedSections(page: string): { page: string; moved: Map<number, number> } {
+  const moved = new Map<number, number>();
+  let next = 0;
+  const renumbered = page.replace(/^## (\d+)\. /gm, (_heading, number: string) => {
+    const now = next++;
+    if (Number(number) !== now) moved.set(Number(number), now);
+    return `## ${now}. `;
+  });
+  return { page: withSectionsMoved(renumbered, moved), moved };
+}
+
+/** The text with each reference to a moved section of docs/cluster.md by number made to follow it: `(docs/cluster.md, §6)`, `cluster.md#6-guardrails`, `(#6-guardrails`. */
+export function withSectionsMoved(text: string, moved: Map<number, number>): string {
+  if (moved.size === 0) return text;
+  const follow = (number: string) => String(moved.get(Number(number)) ?? number);
+  return text
+    .replace(/(cluster\.md, §)(\d+)/g, (_all, before: string, number: string) => `${before}${follow(number)}`)
+    .replace(/((?:cluster\.md)?#)(\d+)(-[a-z])/g, (_all, before: string, number: string, after: string) => `${before}${follow(number)}${after}`);
 }
 
 function takeAway(features: string[]) {
@@ -186,7 +222,8 @@ function takeAway(features: string[]) {
   if (needed) throw new Error(needed);
   // With the last feature goes what composes them.
   const last = all.every((feature) => features.includes(feature));
-  const removed = [...features, ...(last ? ["features"] : [])].flatMap((feature) => filesOf(feature, tracked));
+  const owns = (feature: string) => (all.includes(feature) ? ownsOf(readFileSync(new URL(`features/${feature}.ts`, root), "utf8")) : []);
+  const removed = [...features, ...(last ? ["features"] : [])].flatMap((feature) => filesOf(feature, tracked, owns(feature)));
   const rewritten = new Map<string, string>();
   for (const path of tracked.filter((path) => !removed.includes(path) && existsSync(new URL(path, root)))) {
     const text = readFileSync(new URL(path, root), "utf8");
@@ -195,6 +232,17 @@ function takeAway(features: string[]) {
     const withoutFeatures = features.reduce((current, feature) => withoutFeature(current, feature, path), written);
     const without = (last ? withoutComposition(withoutFeatures, path) : withoutFeatures) + text.slice(written.length);
     if (without !== text) rewritten.set(path, without);
+  }
+  // A section gone leaves a gap in docs/cluster.md's numbers: they follow, and so does every reference to one.
+  const PAGE = "docs/cluster.md";
+  if (!removed.includes(PAGE) && existsSync(new URL(PAGE, root))) {
+    const { page, moved } = renumberedSections(rewritten.get(PAGE) ?? readFileSync(new URL(PAGE, root), "utf8"));
+    if (moved.size) rewritten.set(PAGE, page);
+    for (const path of tracked.filter((path) => moved.size && !removed.includes(path) && existsSync(new URL(path, root)) && path.endsWith(".md"))) {
+      const text = rewritten.get(path) ?? readFileSync(new URL(path, root), "utf8");
+      const followed = withSectionsMoved(text, moved);
+      if (followed !== text) rewritten.set(path, followed);
+    }
   }
   for (const path of removed) rmSync(new URL(path, root));
   for (const [path, text] of rewritten) writeFileSync(new URL(path, root), text);

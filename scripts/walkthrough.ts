@@ -4,7 +4,9 @@
 // walkthrough stays true in any copy of the repository (features taken away,
 // the resource renamed). `npm run walkthrough -- --check` runs the same and
 // writes nothing: it names each command whose output differs from the page,
-// and exits 1 if one does.
+// and exits 1 if one does. Either way, a command refused where the page shows
+// it succeed, or the reverse, fails the run, naming it and its section, and
+// nothing is written (`turnedAround`).
 //
 // What is volatile (ages, timestamps, uids, resourceVersions, the webhook's
 // port) is compared as a placeholder, and the causes of a refusal that the
@@ -214,6 +216,29 @@ export function differences(written: string[], rendered: string[]): string[] {
   return lines;
 }
 
+// How kubectl says it was refused, at the start of a line: the API server's
+// error, kubectl's own, or an object it judged invalid.
+const REFUSAL = /^(Error from server\b|error: |The \S+ "[^"]*" is invalid\b)/;
+/** Whether these lines, as a command printed them, say it was refused. */
+export const refused = (lines: string[]) => lines.some((line) => REFUSAL.test(line));
+
+/**
+ * Each command refused where the page shows it succeed, or the reverse (a
+ * page shows a refusal to show that one happens), named with its line and
+ * section: rewriting its output would write the wrong story in, as when an
+ * example lacks a field the CRD now requires.
+ */
+export function turnedAround(page: string, printed: (string[] | undefined)[]): string[] {
+  const lines = page.split("\n");
+  return parseWalkthrough(page).flatMap((step, index) => {
+    const output = printed[index];
+    if (step.asWritten || output === undefined || refused(step.output) === refused(output)) return [];
+    const section = lines.slice(0, step.line).findLast((line) => line.startsWith("## "))?.slice(3) ?? "its opening";
+    const how = refused(output) ? "was refused, where the page shows it succeed" : "succeeded, where the page shows it refused";
+    return [`${PAGE}:${step.line} (${section}): ${step.command.slice(0, 110)} ${how}:\n${output.map((line) => `    ${line}`).join("\n")}`];
+  });
+}
+
 export type Changed = Step & { rendered: string[] };
 
 /** The page with each command's output as printed (undefined: kept as written), and the commands whose output changed. */
@@ -420,6 +445,11 @@ async function main(): Promise<number> {
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
+  }
+  const turned = turnedAround(page, printed);
+  if (turned.length) {
+    console.error(`${PAGE}: ${turned.length} command(s) ran otherwise than the page says, and nothing was written; fix each example (a field the CRD requires?), or its story:\n${turned.map((each) => `  ${each}`).join("\n")}`);
+    return 1;
   }
   const rendered = renderWalkthrough(page, printed);
   const seconds = Math.round((Date.now() - started) / 1000);

@@ -184,14 +184,22 @@ describe("admission: the status sync writes survives pruning", () => {
     });
   }
 
-  test("kubectl get projects shows the Namespace, the annotations it picks, each feature's columns, Ready and why, the Generation against the one Observed, Age, and since when it is Terminating", () => {
-    // Which of NAMESPACE_ANNOTATIONS' fields a column shows is the CRD's choice (a license, not a long description).
-    const annotationColumns = projectVersion.additionalPrinterColumns
-      .filter((column: any) => Object.keys(NAMESPACE_ANNOTATIONS).some((field) => column.jsonPath === `.spec.${field}`))
-      .map((column: any) => column.name);
+  // A field of NAMESPACE_ANNOTATIONS whose CRD allows no more than this fits a table's column.
+  const TABLE_FIELD = 256;
+  // The features' columns of the spec, which are no annotation's.
+  const FEATURE_SPEC_COLUMNS: string[] = [
+    "Protected", // feature: deletion-protection
+  ];
+  test("kubectl get projects shows the Namespace, each short field of NAMESPACE_ANNOTATIONS, each feature's columns, Ready and why, the Generation against the one Observed, Age, and since when it is Terminating", () => {
+    // NAMESPACE_ANNOTATIONS' fields, in its order, each short enough for a table (a license, not a long description).
+    const annotationColumns = Object.keys(NAMESPACE_ANNOTATIONS)
+      .filter((field) => (projectVersion.schema.openAPIV3Schema.properties.spec.properties[field]?.maxLength ?? Infinity) <= TABLE_FIELD)
+      .map((field) => ({ name: field[0]!.toUpperCase() + field.slice(1), type: "string", jsonPath: `.spec.${field}` }));
+    const shown = projectVersion.additionalPrinterColumns.filter((column: any) => column.name !== "Namespace" && column.jsonPath.startsWith(".spec.") && !FEATURE_SPEC_COLUMNS.includes(column.name));
+    assert.deepEqual(shown, annotationColumns, `k8s.yaml's printer columns after Namespace: one per field of sync.ts's NAMESPACE_ANNOTATIONS whose maxLength is at most ${TABLE_FIELD}, as listed here`);
     assert.deepEqual(projectVersion.additionalPrinterColumns.map((column: any) => column.name), [
       "Namespace",
-      ...annotationColumns,
+      ...annotationColumns.map((column) => column.name),
       "Members", // feature: members
       "Profile", // feature: guardrails
       "Protected", // feature: deletion-protection

@@ -21,7 +21,7 @@ import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import { API_VERSION, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, sync, type Child } from "../sync.ts";
 import { schemaErrors } from "./cel.ts";
-import { admittedFixtureFromCode, fixtureFromCode, fixturesFromLog, remadeFixtures } from "../scripts/capture-fixtures.ts";
+import { KUBECTL_LAST_APPLIED, admittedFixtureFromCode, fixtureFromCode, fixturesFromLog, remadeFixtures } from "../scripts/capture-fixtures.ts";
 import { fixture, type FixtureName } from "./helpers.ts";
 import {
   ANNOTATIONS_LIMIT_BYTES,
@@ -340,6 +340,33 @@ describe("manifest: fixtures made from code", () => {
     spec.properties[field] = { type: "string", description: "Who answers for it." };
     const manifest = { ...readManifest(), find: () => requiring };
     assert.throws(() => remadeFixtures(read, files, manifest), (error: Error) => files.every((file) => error.message.includes(`${file}: the CRD refuses its parent`)) && error.message.includes(`.spec.${field}: Required value`));
+  });
+
+  test("--remake writes kubectl's last-applied record of each parent anew: a field given by hand is in it, one the CRD no longer declares is not, nor a default the API server filled in", () => {
+    const directory = new URL("fixtures/", import.meta.url);
+    const files = readdirSync(directory).filter((file) => file.endsWith(".json") && JSON.parse(readFileSync(new URL(file, directory), "utf8")).parent.metadata.annotations?.[KUBECTL_LAST_APPLIED]);
+    assert.ok(files.length > 0, "a fixture whose parent kubectl applied");
+    const changed = structuredClone(crd);
+    const spec = changed.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    const [gone] = Object.keys(JSON.parse(JSON.parse(readFileSync(new URL(files[0]!, directory), "utf8")).parent.metadata.annotations[KUBECTL_LAST_APPLIED]).spec);
+    delete spec.properties[gone!];
+    const added = ["owner", "steward", "keeper"].find((name) => !(name in spec.properties))!;
+    spec.properties[added] = { type: "string" };
+    const manifest = { ...readManifest(), find: () => changed };
+    const read = (file: string) => {
+      const request = JSON.parse(readFileSync(new URL(file, directory), "utf8"));
+      request.parent.spec[added] = "alice";
+      return JSON.stringify(request);
+    };
+    for (const [file, text] of Object.entries(remadeFixtures(read, files, manifest))) {
+      const { parent } = JSON.parse(text);
+      const applied = JSON.parse(parent.metadata.annotations[KUBECTL_LAST_APPLIED]);
+      assert.equal(applied.spec[added], "alice", file);
+      assert.ok(!(gone! in applied.spec), `${file}: ${gone} is still in the record`);
+      const defaulted = Object.keys(spec.properties).filter((field) => spec.properties[field].default !== undefined && JSON.stringify(parent.spec[field]) === JSON.stringify(spec.properties[field].default));
+      assert.deepEqual(defaulted.filter((field) => field in applied.spec && !(field in JSON.parse(JSON.parse(read(file)).parent.metadata.annotations[KUBECTL_LAST_APPLIED]).spec)), [], file);
+      assert.equal(parent.metadata.annotations[KUBECTL_LAST_APPLIED].at(-1), "\n", "kubectl ends its record with a newline");
+    }
   });
 });
 

@@ -89,11 +89,11 @@ describe("kubectl my-projects: its krew manifest", () => {
   const manifest = parse(readFileSync(KREW_MANIFEST, "utf8"));
   const [platform] = manifest.spec.platforms;
 
-  test("it names the archive npm run krew makes of the script as it is now, by its SHA-256: run npm run krew after any change to the script, and copy the sum", async () => {
+  test("it names the archive npm run manifest makes of the script as it is now, by its SHA-256: run npm run manifest after any change to the script", async () => {
     assert.equal(platform.sha256, sha256(await pluginArchive()));
   });
 
-  test("npm run krew, which npm run manifest runs, writes the sum of the script as it is now into the manifest, and changes nothing else", async () => {
+  test("npm run manifest writes the sum of the script as it is now into the manifest, and changes nothing else", async () => {
     const text = readFileSync(KREW_MANIFEST, "utf8");
     const stale = text.replace(platform.sha256, "0".repeat(64));
     assert.equal(namingArchive(stale, await pluginArchive()), text);

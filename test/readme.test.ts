@@ -5,10 +5,12 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { CUSTOMIZE_PATH, DEFAULT_BODY_LIMIT_BYTES, SETTINGS, SYNC_PATH, createApp, readConfig } from "../main.ts";
-import { NAMESPACE_ANNOTATIONS, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
-import { parse } from "yaml";
+import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, ObservedChildren, PARENT, REASONS, sync } from "../sync.ts";
+import { parse, parseAllDocuments } from "yaml";
 import { fixture } from "./helpers.ts";
 import { readManifest } from "../scripts/manifest.ts";
+import { currentNames, namesAfter, renamed, type Names } from "../scripts/rename.ts";
+import { parseWalkthrough } from "../scripts/walkthrough.ts";
 import { STEADY_FIXTURE, StatusChanged, TRANSCRIPT, pagePaths, renderSteadyFixture, renderTranscripts } from "../scripts/transcripts.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
@@ -94,6 +96,28 @@ describe("README", () => {
   test("the opening diagram shows every child group a sync request carries", () => {
     const diagram = /```\nkubectl apply [\s\S]*?```/.exec(readme)?.[0] ?? "";
     for (const group of Object.keys(ObservedChildren.entries)) assert.ok(diagram.includes(`"${group}"`), group);
+  });
+
+  test("the opening diagram's right edges line up, and still do once renamed to names shorter or longer", () => {
+    const diagramOf = (text: string) => /```\nkubectl apply [\s\S]*?```/.exec(text)?.[0] ?? "";
+    // Each box's right edge, and where the arrows reach the webhook, in one column apiece.
+    const edges = (diagram: string) => {
+      const lines = diagram.split("\n");
+      return {
+        borders: new Set(lines.filter((line) => /[│┘]$/.test(line) && !/^\s*│$/.test(line)).map((line) => [...line].length)),
+        arrows: new Set(lines.filter((line) => line.endsWith("▶ this webhook")).map((line) => [...line].length)),
+      };
+    };
+    const current = currentNames();
+    const renames = [
+      { group: "ox.io", kind: "Ox", plural: "oxen", short: "ox", prefix: "o-" },
+      { group: "long-group-name.example.org", kind: "ExtraordinarilyLongKind", plural: "extraordinarilylongkinds", short: "xlk", prefix: `${"p".repeat(31)}-` },
+    ];
+    for (const [label, diagram] of [["as it is", diagramOf(readme)], ...renames.map((to) => [`renamed to ${to.kind}, prefix ${to.prefix}`, diagramOf(renamed(readme, ...Object.values(namesAfter(current, to)) as [Names, Names]))])]) {
+      const { borders, arrows } = edges(diagram!);
+      assert.equal(borders.size, 1, `${label}: the right borders end in columns ${[...borders].join(", ")}`);
+      assert.equal(arrows.size, 1, `${label}: the arrows reach the webhook in columns ${[...arrows].join(", ")}`);
+    }
   });
 
   test("the settings table gives main.ts's default body limit, which npm run manifest writes into both", () => {
@@ -196,6 +220,28 @@ describe("docs/cluster.md: the Namespace's annotations are sync.ts's", () => {
     assert.deepEqual(Object.keys(parse(created)?.spec ?? {}), fields, `step 2 of docs/cluster.md:\n${created}`);
   });
 
+  // What a CRD requires that an example does not give: the API server
+  // refuses it, and npm run walkthrough would write that refusal in.
+  const lackingRequired = (schema: any) =>
+    parseWalkthrough(page).flatMap(({ script, line }) =>
+      parseAllDocuments(script.slice(script.indexOf("\n") + 1))
+        .map((document) => document.toJS())
+        .filter((object) => object?.kind === PARENT.kind && object?.apiVersion === API_VERSION)
+        .flatMap((object) => {
+          const missing = [...(schema.required ?? []).filter((field: string) => !(field in object)), ...(schema.properties.spec.required ?? []).filter((field: string) => !(field in (object.spec ?? {}))).map((field: string) => `spec.${field}`)];
+          return missing.map((field) => `docs/cluster.md:${line}: ${PARENT.kind} ${object.metadata?.name} lacks ${field}`);
+        }),
+    );
+  const parentSchema = manifest.find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema;
+
+  test(`every ${PARENT.kind} an example creates gives each field the CRD requires, and a CRD that requires one more names each example`, () => {
+    assert.deepEqual(lackingRequired(parentSchema), []);
+    const created = parseWalkthrough(page).filter(({ script }) => new RegExp(`^kind: ${PARENT.kind}$`, "m").test(script)).length;
+    const requiring = structuredClone(parentSchema);
+    requiring.properties.spec.required = [...(requiring.properties.spec.required ?? []), "severity"];
+    assert.equal(lackingRequired(requiring).length, created, lackingRequired(requiring).join("\n"));
+  });
+
   test("step 3 shows those annotations on the Namespace, as the webhook asked for them", () => {
     const shown = /kubectl get namespace \S+ -o yaml\n([\s\S]*?)\n```/.exec(section(3))?.[1] ?? "";
     // kubectl prints a map's keys sorted, whatever order sync.ts names them in.
@@ -218,6 +264,15 @@ describe("README: the commands it names", () => {
   test("every npm run it names is a script of package.json", () => {
     const named = [...documentation.matchAll(/npm\s+run\s+([a-z][-a-z0-9:]*)/g)].map(([, script]) => script!);
     assert.deepEqual([...new Set(named.filter((script) => !(script in scripts)))], []);
+  });
+
+  test("Make it your own names how to try k8s.yaml by hand on the local control plane, with functions scripts/local-plane.sh defines", () => {
+    const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout")).replace(/\s+/g, " ");
+    const tryIt = /`bash -c 'source scripts\/local-plane\.sh && (.+?) && bash -i'`/.exec(guide);
+    assert.ok(tryIt, "README's step 4 gives the line that starts a plane, applies k8s.yaml and opens a shell");
+    const script = readFileSync(new URL("../scripts/local-plane.sh", import.meta.url), "utf8");
+    for (const [, called] of tryIt[1]!.matchAll(/(?:^|&& )(\w+)/g)) assert.match(script, new RegExp(`^${called}\\(\\) \\{$`, "m"), `scripts/local-plane.sh defines ${called}`);
+    assert.match(tryIt[1]!, /local_plane_up .* && local_plane_apply$/);
   });
 
   test("Make it your own names the command that fills .cache/runtimes and .cache/helm for an offline e2e, and it is that one", () => {

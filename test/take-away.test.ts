@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { PARENT } from "../sync.ts";
 import { FEATURES } from "../features/index.ts"; // features
-import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
+import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, ownsOf, renumberedSections, withSectionsMoved, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
 import { TRANSCRIPT } from "../scripts/transcripts.ts";
 import { parseWalkthrough } from "../scripts/walkthrough.ts";
 
@@ -93,6 +93,29 @@ describe("take-away: markers", () => {
   test("a feature owns its file in features/, its page in docs/, and the test files named after it", () => {
     const paths = ["features/members.ts", "test/members.test.ts", "test/members-cases.ts", "test/fixtures/members-sync.json", "test/sync.test.ts", "docs/members.md", "docs/cluster.md", "docs/members-old.md"];
     assert.deepEqual(filesOf("members", paths), ["features/members.ts", "test/members.test.ts", "test/members-cases.ts", "test/fixtures/members-sync.json", "docs/members.md"]);
+  });
+
+  test("a feature owns too the files its file names on an Owns: line, whatever their names, and no others", () => {
+    const owns = ownsOf("/**\n * # X\n *\n * Owns: scripts/kubectl-tool, test/tool.test.ts (a tool whose premise is X).\n */");
+    assert.deepEqual(owns, ["scripts/kubectl-tool", "test/tool.test.ts"]);
+    assert.deepEqual(ownsOf("/** Owns nothing. */"), []);
+    const paths = ["features/x.ts", "scripts/kubectl-tool", "scripts/kubectl-other", "test/tool.test.ts"];
+    assert.deepEqual(filesOf("x", paths, owns), ["features/x.ts", "scripts/kubectl-tool", "test/tool.test.ts"]);
+  });
+});
+
+describe("take-away: docs/cluster.md's numbered sections", () => {
+  test("a middle section taken away leaves the numbers in order, and each reference to a moved one follows it", () => {
+    const page = ["## 0. Start", "<!-- feature: x -->", "## 1. Of x", "<!-- end feature: x -->", "## 2. After", "As in [After](#2-after).", "## 3. Last"].join("\n");
+    const { page: renumbered, moved } = renumberedSections(withoutFeature(page, "x"));
+    assert.equal(renumbered, ["## 0. Start", "## 1. After", "As in [After](#1-after).", "## 2. Last"].join("\n"));
+    assert.deepEqual([...moved], [[2, 1], [3, 2]]);
+    const elsewhere = "see docs/cluster.md, §2, [last](cluster.md#3-last) and [start](cluster.md#0-start); e2e step 2 is no section";
+    assert.equal(withSectionsMoved(elsewhere, moved), "see docs/cluster.md, §1, [last](cluster.md#2-last) and [start](cluster.md#0-start); e2e step 2 is no section");
+  });
+
+  test("in this copy they are numbered in order from 0, as take-away leaves them", () => {
+    assert.equal(renumberedSections(readFileSync(new URL("docs/cluster.md", root), "utf8")).moved.size, 0);
   });
 });
 
@@ -223,6 +246,7 @@ describe("take-away: nothing of a feature is left behind", () => {
   // These tests take features' and resources' names as examples of their own.
   const ABOUT_NAMES = ["test/take-away.test.ts", "scripts/take-away.ts", "test/rename.test.ts", "scripts/rename.ts", "test/rename-trees.test.ts", "test/rename-trees.ts", "test/core-without-features.sh"];
   // A feature goes with those that need it, as take-away demands.
+  const owned = (feature: string) => filesOf(feature, tracked, ownsOf(texts.get(`features/${feature}.ts`) ?? ""));
   const needing = (feature: string): string[] => [feature, ...features.filter((other) => needsOf(texts.get(`features/${other}.ts`) ?? "").includes(feature)).flatMap(needing)];
 
   for (const feature of features) {
@@ -252,13 +276,13 @@ describe("take-away: nothing of a feature is left behind", () => {
         ...added("spec").flatMap((field) => [`spec.${field}`, ...(/[A-Z]/.test(field) ? [field] : [])]),
         ...added("status").map((field) => `status.${field}`),
         ...[...kindsBefore].filter((kind) => !keptKinds.has(kind)),
-        ...filesOf(feature, tracked),
+        ...owned(feature),
       ];
       // Each word's pattern made once, not once for each line of the repository.
       const wordPatterns = words.map((word) => [word, new RegExp(`(?<![\\w-])${escape(word)}(?![\\w-])`)] as const);
       const vocabulary = (module.VOCABULARY as readonly string[]).map(vocabularyPattern);
       const together = needing(feature);
-      const removed = new Set(together.flatMap((each) => filesOf(each, tracked)));
+      const removed = new Set(together.flatMap(owned));
       const left = [...texts].flatMap(([path, text]) => {
         if (removed.has(path) || ABOUT_NAMES.includes(path) || text.includes("\0")) return [];
         const kept = (from: string) => together.reduce((current, each) => withoutFeature(current, each, path), from).split("\n");

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { WALKTHROUGH_AS_WRITTEN, asShown, comparable, differences, linesOf, parseWalkthrough, renderOutput, renderWalkthrough } from "../scripts/walkthrough.ts";
+import { WALKTHROUGH_AS_WRITTEN, asShown, comparable, differences, linesOf, parseWalkthrough, renderOutput, renderWalkthrough, turnedAround } from "../scripts/walkthrough.ts";
 
 const page = [
   "# A page",
@@ -103,6 +103,21 @@ describe("npm run walkthrough", () => {
     assert.ok(rendered.includes("NAME   READY   AGE   NOTE\nw      False   4s    \n$ kubectl delete"));
     assert.ok(rendered.includes('widget.example.com "w" deleted  # feature: cleanup\nwarning: it had finalizers\n$ kubectl get configmap'));
     assert.deepEqual(renderWalkthrough(rendered, asOnThePage(rendered)).changed, [], "a fixed point once written");
+  });
+
+  test("a command refused where the page shows it succeed, or the reverse, is named with its line and section; the same refusal, or none, is not", () => {
+    const refusing = page.replace("widget.example.com/w created", 'Error from server (Forbidden): widgets.example.com "w" is forbidden');
+    const printed = asOnThePage(page);
+    assert.deepEqual(turnedAround(page, printed), []);
+    assert.deepEqual(turnedAround(refusing, asOnThePage(refusing)), [], "a refusal the page shows is expected");
+    printed[0] = ['The Widget "w" is invalid: spec: Required value'];
+    printed[2] = ["error: the server doesn't have a resource type \"widget\""];
+    assert.deepEqual(turnedAround(page, printed), [
+      `docs/cluster.md:4 (its opening): kubectl apply -f - <<EOF was refused, where the page shows it succeed:\n    The Widget "w" is invalid: spec: Required value`,
+      `docs/cluster.md:12 (its opening): kubectl delete widget w  # feature: cleanup was refused, where the page shows it succeed:\n    error: the server doesn't have a resource type "widget"`,
+    ]);
+    const sectioned = refusing.replace("```console", "## 2. Make a widget\n\n```console");
+    assert.deepEqual(turnedAround(sectioned, asOnThePage(page)), [`docs/cluster.md:6 (2. Make a widget): kubectl apply -f - <<EOF succeeded, where the page shows it refused:\n    widget.example.com/w created`]);
   });
 
   test("a block kept as written is never rewritten, and an indented block keeps its indentation", () => {
