@@ -33,7 +33,7 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { API_VERSION, CUSTOMIZE_CACHE_MINUTES, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isSettled, namespaceNameFor } from "../sync.ts";
-import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL, RULE_ANNOTATIONS } from "../features/guardrails.ts"; // feature: guardrails
+import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL, PROJECT_QUOTA_NAME, RULE_ANNOTATIONS } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES, memberRoleNameFor } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
@@ -942,6 +942,42 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.deepEqual(ephemeral.securityContext.capabilities.drop, ["ALL"]);
     });
 
+    // ### One quota across a Project's Namespaces
+    //
+    // The profile's projectQuota, held by ResourceQuota project-total-quota
+    // in each of the Project's Namespaces: here in the one it has.
+    const POOLED = `e2e-${RUN}-pooled`;
+    const POOLED_NAMESPACE = namespaceNameFor(POOLED);
+    const POOLED_PROFILE = `e2e-${RUN}-pooled`;
+    const POOLED_TOTAL = { pods: "2", "requests.cpu": "1" };
+    await step(`79. on profile ${POOLED_PROFILE}, whose projectQuota holds ${POOLED_TOTAL.pods} pods across a Project's Namespaces, a Pod past it in ${POOLED_NAMESPACE} is refused with the API server's quota message, and a Pod deleted gives its room back`, async () => {
+      await create({
+        apiVersion: API_VERSION,
+        kind: PROFILE.kind,
+        metadata: { name: POOLED_PROFILE },
+        spec: { resourceQuota: { hard: { pods: "5", resourcequotas: "1" } }, limitRange: { default: { cpu: "100m", memory: "64Mi" } }, projectQuota: { hard: POOLED_TOTAL } },
+      });
+      await create({ ...project(POOLED), spec: { ...CREATED, profile: POOLED_PROFILE } });
+      await waitForReady(POOLED);
+      const quota = (name: string) => must(["get", "resourcequota", name, "-n", POOLED_NAMESPACE, "-o", "jsonpath={.spec.hard}"]).then((hard) => JSON.parse(hard));
+      assert.deepEqual(await quota(PROJECT_QUOTA_NAME), POOLED_TOTAL, "with one Namespace, its share is the whole total");
+      assert.equal((await quota(GUARDRAIL_NAMES.ResourceQuota))["resourcequotas"], "2", "the Namespace's own quota makes room for the one across Namespaces");
+      const pods = Array.from({ length: Number(POOLED_TOTAL.pods) + 1 }, (_, index) => pod(`e2e-pooled-${index}`, POOLED_NAMESPACE));
+      for (const one of pods.slice(0, -1)) await createPod(one);
+      const past = await kubectl(["create", "-f", "-"], stringify(pods.at(-1)!));
+      assert.equal(past.ok, false, "a Pod past the total was admitted");
+      assert.match(past.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}, requested: pods=1, used: pods=${POOLED_TOTAL.pods}, limited: pods=${POOLED_TOTAL.pods}`));
+      await remove(pods[0]!);
+      const freed = Date.now();
+      await eventually("the room a deleted Pod leaves is given back", async () => {
+        const result = await kubectl(["create", "-f", "-"], stringify(pods.at(-1)!));
+        if (result.ok) created.push(pods.at(-1)!);
+        else assert.match(result.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}`), result.stderr);
+        return result.ok;
+      });
+      log(`     (a Pod admitted again ${((Date.now() - freed) / 1000).toFixed(1)}s after one was deleted)`);
+    });
+
     const GATED = `e2e-${RUN}-gated`;
     const GATED_NAMESPACE = namespaceNameFor(GATED);
     const GATED_PROFILE = `e2e-${RUN}-gated`;
@@ -1071,6 +1107,57 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await refusedWith("a new Pod running as root", pod("e2e-root-again", EARLIER_NAMESPACE, { securityContext: { runAsUser: 0 } }), [], /violates PodSecurity "restricted:latest":.*runAsUser=0/);
     });
     // end feature: guardrails
+
+    // feature: guardrails & environments
+    // Step 79's total across two environments: one holds it, the other is
+    // refused; then Pods created in both at once, counted.
+    const SPREAD = `e2e-${RUN}-spread`;
+    const [DEV, STAGING] = ["dev", "staging"].map((environment) => environmentNamespace(SPREAD, environment)) as [string, string];
+    await step(`80. Project ${SPREAD}'s environments dev and staging share ${POOLED_PROFILE}'s total of ${POOLED_TOTAL.pods} pods: a Pod in staging is refused once dev holds it, and room freed in dev is staging's; Pods created in both at once pass the total by at most the headroom, and no more once synced`, async () => {
+      await create({ ...project(SPREAD), spec: { ...CREATED, profile: POOLED_PROFILE, environments: [{ name: "dev" }, { name: "staging" }] } } as KubeObject);
+      await waitForReady(SPREAD);
+      // Pods wait for each Namespace's default ServiceAccount, which the controller manager makes.
+      for (const namespace of [DEV, STAGING]) await eventually(`${namespace}'s default ServiceAccount`, async () => (await kubectl(["get", "serviceaccount", "default", "-n", namespace])).ok);
+      const quota = async (namespace: string, field: "spec.hard" | "status.used") => JSON.parse((await must(["get", "resourcequota", PROJECT_QUOTA_NAME, "-n", namespace, "-o", `jsonpath={.${field}}`])) || "{}").pods as string | undefined;
+      const total = POOLED_TOTAL.pods;
+      assert.deepEqual([await quota(DEV, "spec.hard"), await quota(STAGING, "spec.hard")], [total, total], "with nothing used, each may use the whole total");
+      const inDev = Array.from({ length: Number(total) }, (_, index) => pod(`e2e-dev-${index}`, DEV));
+      for (const one of inDev) await createPod(one);
+      const held = Date.now();
+      await eventually("staging's share falls to what it uses", async () => (await quota(STAGING, "spec.hard")) === "0");
+      log(`     (staging's share fell to 0 ${((Date.now() - held) / 1000).toFixed(1)}s after dev's last Pod)`);
+      const refused = await kubectl(["create", "-f", "-"], stringify(pod("e2e-staging-0", STAGING)));
+      assert.equal(refused.ok, false, "a Pod in staging was admitted while dev holds the total");
+      assert.match(refused.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}, requested: pods=1, used: pods=0, limited: pods=0`));
+      for (const one of inDev) await remove(one);
+      await eventually("room freed in dev is staging's", async () => (await quota(STAGING, "spec.hard")) === total && (await quota(DEV, "spec.hard")) === total);
+
+      // A burst: as many Pods as the total in each at once, the whole total
+      // left; the bound is the total plus (2 - 1) x that headroom.
+      const burst = [DEV, STAGING].flatMap((namespace) => inDev.map((_, index) => pod(`e2e-burst-${index}`, namespace)));
+      const admitted = await Promise.all(
+        burst.map(async (one) => {
+          const result = await kubectl(["create", "-f", "-"], stringify(one));
+          if (result.ok) created.push(one);
+          else assert.match(result.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}`), result.stderr);
+          return result.ok;
+        }),
+      );
+      const count = admitted.filter(Boolean).length;
+      log(`     (${burst.length} Pods created at once in dev and staging, ${count} admitted, for a total of ${total}: ${count - Number(total)} past it, where the bound allows ${total})`);
+      assert.ok(count <= 2 * Number(total), `${count} Pods admitted, past the bound of ${2 * Number(total)}`);
+      assert.ok(count >= Number(total), `${count} Pods admitted, fewer than the total`);
+      // Once synced, no Namespace may use more than it does.
+      await eventually("each share is what it uses", async () => {
+        for (const namespace of [DEV, STAGING]) if ((await quota(namespace, "spec.hard")) !== ((await quota(namespace, "status.used")) ?? "0")) return false;
+        return true;
+      });
+      for (const namespace of [DEV, STAGING]) {
+        const after = await kubectl(["create", "-f", "-"], stringify(pod("e2e-burst-after", namespace)));
+        assert.equal(after.ok, false, `a Pod was admitted in ${namespace} after the burst, past the total`);
+      }
+    });
+    // end feature: guardrails & environments
 
     // feature: annotation-limits
     await step(`23. ${describeObject(keep)} is still there a minute after the refusal`, async () => {
