@@ -193,10 +193,14 @@ export const environments: Feature<typeof spec> = {
   refusals: ["InvalidEnvironments"],
   reasons: ["EnvironmentConflict", "WaitingForEnvironments"],
   namespaces: { first, all: places },
-  // Each environment's Namespace by name, so that one that is not the Project's is seen.
-  customize: (project) => {
+  // Each environment's Namespace by name, so that one that is not the
+  // Project's is seen. Metacontroller finds them by listing every Namespace,
+  // so a settled Project (each of its Namespaces its own) asks for none, as
+  // the core does for its own: one in the way is seen once customize is
+  // asked again, within its cache's 20 minutes.
+  customize: (project, _spec, settled) => {
     const { environments, problems } = environmentsOf(project);
-    if (problems.length > 0 || environments.length === 0) return [];
+    if (settled || problems.length > 0 || environments.length === 0) return [];
     return [{ apiVersion: "v1", resource: "namespaces", names: environments.map((environment) => namespaceOf(project.metadata.name, environment)) }];
   },
   plan: (input) => {

@@ -127,6 +127,15 @@ describe("environments: a Project holds a Namespace per environment", () => {
     assert.equal(namespaceNamed(answer, envNamespace("shop", "prod"))!.metadata.labels[POD_SECURITY_LABEL], "restricted");
   });
 
+  test("a settled Project with environments asks for none of their Namespaces by name, as the core asks for none of its own; once not Ready it asks again", () => {
+    const atRest = (status: "True" | "False") =>
+      project("shop", { spec: { environments: THREE }, status: { observedGeneration: 1, conditions: [{ type: "Ready", status, lastTransitionTime: "2026-01-01T00:00:00Z", reason: "R", message: "" }] } });
+    const namespacesAsked = (parent: ReturnType<typeof atRest>) =>
+      customize(parent).relatedResources.flatMap((rule) => (rule.resource === "namespaces" && "names" in rule ? rule.names : []));
+    assert.deepEqual(namespacesAsked(atRest("True")), []);
+    assert.deepEqual(namespacesAsked(atRest("False")).sort(), [namespaceOf("shop"), ...THREE.map((environment) => envNamespace("shop", environment.name))].sort());
+  });
+
   test("customize asks for each environment's Namespace and each profile they name", () => {
     const rules = customize(project("shop", { spec: { environments: [...THREE.slice(0, 2), { name: "prod", profile: "strict" }] } })).relatedResources;
     assert.ok(rules.some((rule) => rule.resource === "namespaces" && "names" in rule && ["dev", "staging", "prod"].every((environment) => rule.names.includes(envNamespace("shop", environment)))));
