@@ -19,8 +19,8 @@
  * Nothing is lost by an edit: a Namespace the Project owns that no
  * environment names any more (a typo renamed it, or it was `proj-<name>`
  * before the Project declared any) stays, planned with the fields its
- * environment last had (recorded on it), so that no edit loosens its
- * guardrails, until the Project goes or a person deletes it. Access given
+ * environment last had (recorded on it), so that no edit loosens what
+ * guards it, until the Project goes or a person deletes it. What was given
  * there alone stays too: declare it again without it to take it back.
  *
  * An environment may instead name an existing Namespace of any other name
