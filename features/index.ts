@@ -87,6 +87,13 @@ export type FeatureInput<Spec extends Schemas, Groups extends Schemas, Related e
   related: { [R in keyof Related]?: Record<string, v.InferOutput<Related[R]>> };
   /** Whether every child that the features before this one guard with is observed. */
   earlierInPlace: boolean;
+  /**
+   * Each of the Project's Namespaces with the spec the feature plans it by,
+   * its own first: what a feature planned per Namespace asks for once for the
+   * whole Project (a role on it) must be the same object in every plan, and
+   * cover them all.
+   */
+  everyNamespace: { namespace: string; spec: Partial<Outputs<Spec>> }[];
 };
 
 /** What is not yet as the feature asks: each object by kind and name, and how it should be. */
@@ -260,8 +267,9 @@ export function planFeatures(view: View) {
   for (const feature of FEATURES) {
     const guarding = plans.flatMap((plan) => plan.guards ?? plan.children);
     const earlierInPlace = guarding.every((child) => observedChild(children, child));
-    const first = feature.plan({ ...view, spec: specIn(feature, project, own), earlierInPlace });
-    const more = feature.perNamespace ? others.map((place) => feature.plan({ ...viewOf(place), spec: specIn(feature, project, place), earlierInPlace })) : [];
+    const everyNamespace = [{ namespace: name, spec: specIn(feature, project, own) }, ...(feature.perNamespace ? others.map((place) => ({ namespace: place.namespace, spec: specIn(feature, project, place) })) : [])];
+    const first = feature.plan({ ...view, spec: everyNamespace[0]!.spec, earlierInPlace, everyNamespace });
+    const more = feature.perNamespace ? others.map((place, at) => feature.plan({ ...viewOf(place), spec: everyNamespace[at + 1]!.spec, earlierInPlace, everyNamespace })) : [];
     more.forEach((plan, at) => elsewhere.get(others[at]!.namespace)!.push(plan));
     plans.push(more.length ? merged(first, more) : first);
   }
@@ -295,8 +303,8 @@ export function planFeatures(view: View) {
 
 // A feature planned in several Namespaces is one plan: all it asks for,
 // waits for and reports, the first problem first; its status, and what it
-// asks for under one name in each (a role on the Project), the own
-// Namespace's.
+// asks for under one name in each (a role on the Project, made from
+// `everyNamespace` alike in each), the own Namespace's.
 function merged(first: Plan, more: Plan[]): Plan {
   const all = [first, ...more];
   const unique = <T>(items: T[], key: (item: T) => string) => {

@@ -352,6 +352,21 @@ function membersRoleFor(project: string, members: Member[], owners: Pick<Cluster
   return { role, bindings };
 }
 
+// The members' role on the Project is one object, asked for alike in each of
+// its Namespaces, so it binds whoever is a member of any of them, once, at
+// the highest role they hold there.
+function membersOfAny(everyNamespace: { namespace: string; spec: { members?: unknown[] | null } }[]): Member[] {
+  const highest = new Map<string, Member>();
+  for (const { namespace, spec } of everyNamespace) {
+    const listed = v.safeParse(membersIn(namespace), spec.members ?? []);
+    for (const member of listed.success ? listed.output : []) {
+      const before = highest.get(subjectKey(member));
+      if (!before || ROLES.indexOf(member.role) < ROLES.indexOf(before.role)) highest.set(subjectKey(member), member);
+    }
+  }
+  return [...highest.values()];
+}
+
 /**
  * Members' subjects gathered into the bindings `nameOf` assigns them, in a
  * fixed order so that the same spec gives the same answer; `repeat` counts
@@ -422,7 +437,7 @@ export const members: Feature<typeof spec, typeof children> = {
   },
   refusals: ["InvalidMembers"],
   reasons: ["RevokingUndeclaredAccess", "WaitingForRoleBindings"],
-  plan: ({ project, spec, namespace, observed, children, earlierInPlace }) => {
+  plan: ({ project, spec, namespace, observed, children, earlierInPlace, everyNamespace }) => {
     const listed = v.safeParse(membersIn(namespace), spec.members ?? []);
     // Its own bindings alone, all named project-<role>-...: other features
     // bind in the Namespace too, and theirs give members nothing.
@@ -430,7 +445,8 @@ export const members: Feature<typeof spec, typeof children> = {
     const declared = listed.success && listed.output.length > 0;
     const granted = declared && (earlierInPlace || accessGiven);
     const roleBindings = granted ? roleBindingsFor(namespace, listed.output) : [];
-    const readers = declared ? membersRoleFor(project.metadata.name, listed.output, ownedByNamespace(namespace, observed)) : undefined;
+    const readersOfAny = membersOfAny(everyNamespace);
+    const readers = readersOfAny.length ? membersRoleFor(project.metadata.name, readersOfAny, ownedByNamespace(namespace, observed)) : undefined;
     const bindings: Binding[] = [...roleBindings, ...(readers?.bindings ?? [])];
     // A binding of this Project's that grants a subject the spec does not
     // declare (added by hand) cannot be put right by Metacontroller's merge,

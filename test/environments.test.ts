@@ -20,6 +20,7 @@ import {
 } from "../features/environments.ts";
 import { ADOPTED_BY_LABEL as ADOPTION_ADOPTED_BY_LABEL, CLAIM_LABEL as ADOPTION_CLAIM_LABEL } from "../features/adoption.ts"; // feature: adoption
 import { POD_SECURITY_LABEL } from "../features/guardrails.ts"; // feature: guardrails
+import { memberBindingNameFor } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { SETTLED, assertKeepsEveryNamespace, at, having, namespaceOf, namespaces, project, ready, related, withObserved } from "./helpers.ts";
 
@@ -170,6 +171,22 @@ describe("environments: a Project holds a Namespace per environment", () => {
         .sort();
     assert.deepEqual(grants("dev"), ["alice:admin", "devs:edit"]);
     assert.deepEqual(grants("prod"), ["alice:admin", "deployer:edit", "devs:view"]);
+  });
+
+  test("a member of one environment alone may read the Project too, and the Project becomes Ready", () => {
+    const spec = {
+      members: [{ kind: "User", name: "dana", role: "admin" }],
+      environments: [
+        { name: "dev", members: [{ kind: "Group", name: "devs", role: "view" }] },
+        { name: "prod", members: [{ kind: "User", name: "robot", role: "edit" }, { kind: "Group", name: "devs", role: "edit" }] },
+      ],
+    };
+    const { answer } = playedOut(project("robo", { spec }));
+    assert.equal(ready(answer).status, "True", ready(answer).message);
+    const readers = answer.children.filter((child) => child.kind === "ClusterRoleBinding");
+    assert.deepEqual(readers.map((binding) => binding.metadata.name), [memberBindingNameFor("robo")]);
+    const subjects = (readers[0] as unknown as { subjects: { kind: string; name: string }[] }).subjects;
+    assert.deepEqual(subjects.map(({ kind, name }) => `${kind} ${name}`).sort(), ["Group devs", "User dana", "User robot"]);
   });
   // end feature: members
 
