@@ -178,6 +178,35 @@ export function endedPod(outcome: "Succeeded" | "Failed", image: string) {
 
 class Skip extends Error {}
 class Refusal extends Error {}
+/** Thrown by a step that cannot run here (a tool not built): the step is reported skipped, with this reason, and counted apart. */
+export class StepSkipped extends Error {}
+
+/**
+ * Runs the e2e's steps one after another, and tells how many passed, failed
+ * and were skipped, in the closing line docs/testing.md shows. A skipped step
+ * is no pass: a run that skipped one says so, never only `ok`.
+ */
+export function stepRunner(log: (line: string) => void) {
+  const counts = { passed: 0, skipped: 0 };
+  return {
+    async step(what: string, action: () => Promise<void>) {
+      const started = Date.now();
+      try {
+        await action();
+      } catch (failure) {
+        if (failure instanceof StepSkipped) {
+          log(`skip ${what}: ${failure.message}`);
+          counts.skipped += 1;
+          return;
+        }
+        throw Object.assign(new Error(`step "${what}" failed`), { cause: failure });
+      }
+      log(`ok   ${what} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+      counts.passed += 1;
+    },
+    summary: (failed: boolean) => `e2e: ${counts.passed} passed, ${failed ? 1 : 0} failed, ${counts.skipped} skipped`,
+  };
+}
 
 /** Runs the e2e once and resolves with its exit code. */
 // feature: members
@@ -289,17 +318,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     }
   }
 
-  let passedSteps = 0;
-  async function step(what: string, action: () => Promise<void>) {
-    const started = Date.now();
-    try {
-      await action();
-    } catch (failure) {
-      throw Object.assign(new Error(`step "${what}" failed`), { cause: failure });
-    }
-    log(`ok   ${what} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
-    passedSteps += 1;
-  }
+  const steps = stepRunner(log);
+  const step = steps.step;
 
   const annotation = async (key: string) =>
     must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.annotations.${key}}`]);
@@ -620,7 +640,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const ksm = options.kubeStateMetrics;
       if (!ksm?.binary) {
         if (ksm?.required) throw new Error("kube-state-metrics is required (E2E_REQUIRE_KUBE_STATE_METRICS=1) but not built: run npm run kube-state-metrics");
-        return log("     (skipped: kube-state-metrics is not built; npm run kube-state-metrics builds it into .cache/bin)");
+        throw new StepSkipped("kube-state-metrics is not built; npm run kube-state-metrics builds it into .cache/bin");
       }
       const [port, telemetryPort] = [await freePort(), await freePort()];
       const args = ["--custom-resource-state-only", `--custom-resource-state-config-file=${KUBE_STATE_METRICS_CONFIG}`, "--host=127.0.0.1", `--port=${port}`, "--telemetry-host=127.0.0.1", `--telemetry-port=${telemetryPort}`];
@@ -2457,7 +2477,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
   }
   if (installed) log("ok   k8s.yaml was installed before this run, so it stays as it was");
   // The closing line test runners print, so that a CI log shows what ran.
-  log(`e2e: ${passedSteps} passed, ${failed ? 1 : 0} failed`);
+  log(steps.summary(failed));
   if (interrupted.aborted) return 130;
   return failed ? 1 : 0;
 }
