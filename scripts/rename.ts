@@ -24,7 +24,8 @@
 // What it replaces is words, not substrings: the kind in each of its forms
 // (with Team for the new kind: `Teams`, `teams`, `TEAM`, `TEAMS`, also inside
 // identifiers such as `memberTeam` and `TEAM_LABEL`, never in a longer word
-// such as `teamed`), with "a" or "an" before it as the new word needs; the
+// such as `teamed`), with "a" or "an" before it as the new word needs (also
+// at the end of the line before, and before backticks); the
 // features' kinds that start with it; the group, also as escaped in a
 // regular expression; the prefix and short name where they stand alone. In
 // what speaks GitLab's API (the reference integrations and their stand-in),
@@ -161,7 +162,8 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
   const pattern = new RegExp(
     [
       ...(labels ? [`(?<label>(?<![-a-z0-9])(?:${labels}))(?![-a-z0-9_.])`] : []),
-      ...(words.length ? [`(?<article>\\b(?:[Aa]n?) )(?<articled>${word})`] : []),
+      // The article may end a line whose next one, past a comment's mark, holds the kind (`a\n// Team`), and the kind alone may be in backticks.
+      ...(words.length ? [`(?<article>\\b[Aa]n?)(?<gap> |\\n[ \\t]*(?:(?:\\/\\/|\\*|#) )?)(?<tick>\`(?=(?:${word})\`))?(?<articled>${word})`] : []),
       `(?<escapedGroup>${escape(escape(from.group))})`,
       `(?<group>${escape(from.group)})`,
       `(?<prefix>(?<![-a-z0-9])${escape(from.prefix)})`,
@@ -182,7 +184,7 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
       if (gitLabs(groups.articled)) return match;
       const replacement = wordOf.get(groups.articled)!;
       const capital = groups.article!.startsWith("A");
-      return `${article(replacement, capital)} ${replacement}`;
+      return `${article(replacement, capital)}${groups.gap}${groups.tick ?? ""}${replacement}`;
     }
     if (groups.label !== undefined) return labelOf.get(groups.label)!;
     if (groups.escapedGroup !== undefined) return escape(to.group);

@@ -49,6 +49,13 @@ describe("rename: the words", () => {
     assert.equal(renamed("an Order, An order", order, PROJECT), "a Project, A project");
   });
 
+  test("the article follows the kind across a line break, past a comment's mark, and before backticks", () => {
+    const order: Names = { group: "shop.example.org", kind: "Order", plural: "orders", short: "ord", prefix: "ord-" };
+    const text = "when a\nProject is stuck\n// each tenant of a\n// Project\n * whenever a\n * Project\n# a\n# project\nA `Project` (cluster-scoped)";
+    assert.equal(renamed(text, PROJECT, order), "when an\nOrder is stuck\n// each tenant of an\n// Order\n * whenever an\n * Order\n# an\n# order\nAn `Order` (cluster-scoped)");
+    assert.equal(renamed("data\nProject, a\n\nProject", PROJECT, order), "data\nOrder, a\n\nOrder", "a word ending in a, or a paragraph between, is no article of it");
+  });
+
   test("a plural that is not the singular and an s keeps its own spelling", () => {
     const policy: Names = { group: "policies.example.org", kind: "Policy", plural: "policies", short: "pol", prefix: "pol-" };
     assert.equal(renamed("Projects, projects, PROJECTS", PROJECT, policy), "Policies, policies, POLICIES");
