@@ -166,7 +166,8 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
       ...(words.length ? [`(?<article>\\b[Aa]n?)(?<gap> |\\n[ \\t]*(?:(?:\\/\\/|\\*|#) )?)(?<tick>\`(?=(?:${word})\`))?(?<articled>${word})`] : []),
       `(?<escapedGroup>${escape(escape(from.group))})`,
       `(?<group>${escape(from.group)})`,
-      `(?<prefix>(?<![-a-z0-9])${escape(from.prefix)})`,
+      // The prefix where it stands alone, and in the uid test/helpers.ts gives an object after its name (`uid-of-proj-test`).
+      `(?<prefix>(?:(?<![-a-z0-9])|(?<=\\buid-of-))${escape(from.prefix)})`,
       // A short name that is the singular is the word itself, and follows it.
       ...(from.short === from.kind.toLowerCase() ? [] : [`(?<short>(?<![-a-z0-9./])${escape(from.short)}(?![-a-z0-9]))`]),
       ...(words.length ? [`(?<word>${word})`] : []),

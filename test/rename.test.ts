@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
-import { escaped } from "./helpers.ts";
+import { escaped, GROUP_OF_KIND, namespaces, withObserved } from "./helpers.ts";
 import { readManifest } from "../scripts/manifest.ts";
 import { currentNames, filesToRename, gitLabParts, invalidNames, namesAfter, parse, pluralOf, renameFile, renameRepository, renamed, renamedPaths, type Files, type Names } from "../scripts/rename.ts";
 import { describeNames, generatedNames } from "./rename-trees.ts";
@@ -54,6 +54,13 @@ describe("rename: the words", () => {
     const text = "when a\nProject is stuck\n// each tenant of a\n// Project\n * whenever a\n * Project\n# a\n# project\nA `Project` (cluster-scoped)";
     assert.equal(renamed(text, PROJECT, order), "when an\nOrder is stuck\n// each tenant of an\n// Order\n * whenever an\n * Order\n# an\n# order\nAn `Order` (cluster-scoped)");
     assert.equal(renamed("data\nProject, a\n\nProject", PROJECT, order), "data\nOrder, a\n\nOrder", "a word ending in a, or a paragraph between, is no article of it");
+  });
+
+  test("the prefix in the uid test/helpers.ts derives from an object's name is renamed with the name", () => {
+    const observed = withObserved(namespaces(), [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-test" } }]);
+    const uid = String((observed[GROUP_OF_KIND.Namespace!] as Record<string, { metadata: { uid?: string } }>)["proj-test"]?.metadata.uid);
+    assert.equal(renamed(`"name": "proj-test", "uid": "${uid}"`, PROJECT, TEAM), `"name": "team-test", "uid": "${uid.replace("proj-test", "team-test")}"`);
+    assert.notEqual(uid.replace("proj-test", "team-test"), uid);
   });
 
   test("a plural that is not the singular and an s keeps its own spelling", () => {
