@@ -258,7 +258,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     return result.stdout.trim() !== "";
   }
 
-  // The run's own objects may be protected from deletion, by a step that
+  // The run's own objects may be held from deletion, by a step that
   // failed halfway or by k8s.yaml's guards: lift that first, as the
   // deliberate uninstall does. Where the object is gone already, the lifting
   // fails and the delete finds nothing.
@@ -632,7 +632,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await create(project(CONFLICTING));
       await must(["wait", readyReason("NamespaceConflict"), `${PARENT.singular}/${CONFLICTING}`, `--timeout=${TIMEOUT}`]);
       const namespace = JSON.parse(await must(["get", "namespace", taken.metadata.name, "-o", "json"]));
-      assert.equal(namespace.metadata.ownerReferences, undefined, "not adopted");
+      assert.equal(namespace.metadata.ownerReferences, undefined, "no owner given");
       for (const field of ANNOTATION_FIELDS) assert.equal(namespace.metadata.annotations?.[field], undefined, `${field} not changed`);
     });
 
