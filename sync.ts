@@ -18,7 +18,7 @@
 // away, those lines go too, and what is left is the seed.
 // end features
 import * as v from "valibot";
-import { FEATURE_REASONS, FEATURE_REFUSALS, FEATURE_SCHEMAS, customizeFeatures, planFeatures } from "./features/index.ts"; // features
+import { FEATURE_FLEET_WIDE, FEATURE_REASONS, FEATURE_REFUSALS, FEATURE_SCHEMAS, customizeFeatures, featuresSettled, planFeatures } from "./features/index.ts"; // features
 
 // ## 1. The names
 //
@@ -42,8 +42,8 @@ export const LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-confi
 //
 // Kubernetes omits empty fields and Metacontroller adds new ones over time,
 // so every object is loose: only what `sync` reads is checked. The status,
-// our own last answer, is read only for `lastTransitionTime`; one that
-// cannot be read is ignored, as a refusal would stall the Project.
+// our own last answer, is read for `lastTransitionTime` and being settled;
+// one that cannot be read is ignored, as a refusal would stall the Project.
 const ANNOTATION_FIELDS: Record<string, v.GenericSchema> = Object.fromEntries(Object.keys(NAMESPACE_ANNOTATIONS).map((field) => [field, v.nullish(v.string())]));
 const ProjectSpec = v.looseObject({
   ...ANNOTATION_FIELDS,
@@ -53,7 +53,7 @@ const Condition = v.looseObject({ type: v.string(), status: v.string(), lastTran
 export const Project = v.looseObject({
   metadata: v.looseObject({ name: v.pipe(v.string(), v.nonEmpty("a Project needs a name")), uid: v.optional(v.string()), generation: v.optional(v.number()) }),
   spec: v.nullish(ProjectSpec),
-  status: v.fallback(v.nullish(v.looseObject({ conditions: v.nullish(v.array(Condition)) })), undefined),
+  status: v.fallback(v.nullish(v.looseObject({ observedGeneration: v.nullish(v.number()), conditions: v.nullish(v.array(Condition)) })), undefined),
 });
 
 // A Namespace is read for its annotations, kept when the spec cannot be carried out, and its owner.
@@ -67,7 +67,9 @@ const RelatedNamespace = v.looseObject({ metadata: v.looseObject({ labels: Label
 // `<namespace>/<name>`), every group declared, even empty: a missing one is
 // a hook wired to the wrong controller. Related objects come the same way;
 // without those customize asked for, someone else's Namespace would look
-// like one not created yet. Either is refused.
+// like one not created yet. Either is refused, but FLEET_WIDE groups once a
+// sync answered this generation: customize, asked per generation, may have
+// seen it settled. No generation's first sync is so, without customize.
 export const NAMESPACES = "Namespace.v1";
 const ObjectsByName = v.record(v.string(), v.looseObject({}));
 export const ObservedChildren = v.objectWithRest(
@@ -85,12 +87,18 @@ export const RelatedObjects = v.objectWithRest(
   ObjectsByName,
 );
 const RELATED = Object.keys(RelatedObjects.entries);
+/** Related groups whose every sync lists every object of the kind (a Namespace by name): what a settled Project is not given. */
+export const FLEET_WIDE: readonly string[] = [
+  NAMESPACES,
+  ...FEATURE_FLEET_WIDE, // features
+];
 const hasNamespaceName = (parent: Project) => isValidNamespaceName(namespaceNameFor(parent.metadata.name));
+const answered = (parent: Project) => parent.metadata.generation !== undefined && parent.status?.observedGeneration === parent.metadata.generation;
 const NO_RELATED = `expected ${RELATED.map((group) => `the ${group.slice(0, group.indexOf("."))}`).join(" and ")} the customize hook asks for: is hooks.customize declared on the CompositeController?`;
 // `controller` and `finalizing` are not read: they pass like any unknown key.
 export const SyncRequest = v.pipe(
   v.looseObject({ parent: Project, children: ObservedChildren, related: RelatedObjects }),
-  v.forward(v.check(({ parent, related }) => !hasNamespaceName(parent) || RELATED.every((group) => related[group] !== undefined), NO_RELATED), ["related"]),
+  v.forward(v.check(({ parent, related }) => !hasNamespaceName(parent) || RELATED.every((group) => related[group] !== undefined || (FLEET_WIDE.includes(group) && answered(parent))), NO_RELATED), ["related"]),
 );
 export const CustomizeRequest = v.looseObject({ parent: Project });
 
@@ -155,14 +163,25 @@ export const isValidNamespaceName = (name: string) => name.length <= NAMESPACE_N
 // Someone else's Namespace is no child of the Project: `sync` would see
 // nothing, and Metacontroller's create would fail quietly, over and over.
 // Asked for by name, it is in `related` whoever owns it, and watched. This
-// answer is cached per Project generation, so it reads the Project alone.
-// An invalid name gets no rule: an empty `names` would be every Namespace.
+// answer is cached per Project generation, for 20 minutes, so it reads the
+// Project alone. An invalid name gets no rule: an empty `names` would be
+// every Namespace. Metacontroller finds it by listing every Namespace, so a
+// settled Project (Ready at this generation: its Namespace is its own) does
+// not ask; one that loses it asks for it again, and sees another in the way
+// once customize is asked again, within those 20 minutes.
+export const CUSTOMIZE_CACHE_MINUTES = 20;
+export const isSettled = (parent: Project) =>
+  featuresSettled(parent) && // features
+  answered(parent) &&
+  parent.status?.conditions?.some((condition) => condition.type === "Ready" && condition.status === "True") === true;
+
 export function customize(parent: Project): CustomizeResponse {
   if (!hasNamespaceName(parent)) return { relatedResources: [] };
+  const atRest = isSettled(parent);
   return {
     relatedResources: [
-      { apiVersion: "v1", resource: "namespaces", names: [namespaceNameFor(parent.metadata.name)] },
-      ...customizeFeatures(parent), // features
+      ...(atRest ? [] : [{ apiVersion: "v1", resource: "namespaces", names: [namespaceNameFor(parent.metadata.name)] }]),
+      ...customizeFeatures(parent, atRest), // features
     ],
   };
 }
@@ -203,6 +222,8 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
   const badName = invalidName(name);
   const refused = features.refuse(wanted); // features
   const foreign = observed[name] ? undefined : related[NAMESPACES]?.[name];
+  // Settled, the Project was not given its name's Namespace: one in the way is seen later.
+  const unwatched = related[NAMESPACES] === undefined;
   const conflict =
     foreign &&
     conflictWith(
@@ -228,9 +249,9 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
     features.invalid ?? // features
     conflict ??
     features.unavailable ?? // features
-    namespaceNotReady(name, observed[name]) ??
+    namespaceNotReady(name, observed[name], unwatched) ??
     settled.strays ?? // features
-    (settled.filling ? waitingForNamespace(name) : undefined) ?? // features
+    (settled.filling ? waitingForNamespace(name, unwatched) : undefined) ?? // features
     settled.progress ?? // features
     activeWith(
       name,
@@ -288,7 +309,8 @@ const ownAnnotationsOf = (namespace: ObservedNamespace | undefined): Partial<Nam
 const notReady = (reason: Reason, message: string): Readiness => ({ status: "False", reason, message });
 const invalidName = (name: string) =>
   isValidNamespaceName(name) ? undefined : notReady("InvalidName", `${name} cannot be a Namespace name: ${PROJECT_NAME_RULE}. Recreate the Project under such a name.`);
-const waitingForNamespace = (name: string) => notReady("WaitingForNamespace", `Waiting for Metacontroller to create Namespace ${name} and what goes in it.`);
+const waitingForNamespace = (name: string, unwatched: boolean) =>
+  notReady("WaitingForNamespace", `Waiting for Metacontroller to create Namespace ${name} and what goes in it.${unwatched ? ` Should one of that name that is not this Project's be in the way, this says so within ${CUSTOMIZE_CACHE_MINUTES} minutes.` : ""}`);
 
 function conflictWith(name: string, namespace: ForeignNamespace, more = ""): Readiness {
   const owners = namespace.metadata.ownerReferences ?? [];
@@ -301,9 +323,9 @@ function conflictWith(name: string, namespace: ForeignNamespace, more = ""): Rea
   return notReady("NamespaceConflict", `Namespace ${name} already exists and ${whose}, so it is left as it is. ${resolution}${more}`);
 }
 
-function namespaceNotReady(name: string, namespace: ObservedNamespace | undefined): Readiness | undefined {
+function namespaceNotReady(name: string, namespace: ObservedNamespace | undefined, unwatched: boolean): Readiness | undefined {
   const phase = namespace?.status?.phase;
-  if (!namespace) return waitingForNamespace(name);
+  if (!namespace) return waitingForNamespace(name, unwatched);
   if (phase === "Active") return undefined;
   if (phase === "Terminating") return notReady("NamespaceTerminating", `Namespace ${name} is being deleted; it will be created again once it is gone.`);
   return notReady("NamespaceNotActive", phase ? `Namespace ${name} is in phase ${phase}, not Active.` : `Namespace ${name} has no phase yet.`);

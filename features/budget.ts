@@ -24,7 +24,10 @@
  * Namespace keeps it whatever the budget says later (never lose). A
  * requester's places are all the customize hook asks for about their other
  * Projects, by the SHA-256 of their exact name: a few small objects in each
- * sync, never their Projects, and never another requester's.
+ * sync, never their Projects, and never another requester's. Metacontroller
+ * finds them by scanning every place, so a Project that holds its place below
+ * its limit, settled, does not ask: it is counted already, and cannot be the
+ * one that says all are taken.
  *
  * Needs: members (its requester role and self-service are what a budget limits).
  *
@@ -201,18 +204,27 @@ export const budget: Feature<{}, typeof children, typeof related> = {
   children,
   related,
   elsewhere: { owns: (_project, group) => group === PLACES, are: "its place in its requester's budget" },
-  // Every Project asks for both, so that sync can tell a missing budget from
-  // a missing customize hook: every ProjectBudget (an empty selector selects
-  // all), and its requester's places. One without a requester asks for
-  // places by a selector none can match: the group arrives, empty.
-  customize: (project): RelatedResourceRule[] => {
+  // Every Project asks for every ProjectBudget (an empty selector selects
+  // all), so that sync can tell a missing budget from a missing customize
+  // hook, and until settled for its requester's places. One without a
+  // requester asks for places by a selector none can match: the group
+  // arrives, empty.
+  fleetWide: [PLACES],
+  // A developer's holds a place below the limit its status last said; the
+  // one that says all are taken holds one at least at the limit.
+  settled: (project) => {
+    if (annotationOf(project, REQUESTER_ANNOTATION) === undefined) return true;
+    const { place, limit } = ((project.status as Record<string, unknown> | null | undefined)?.["budget"] ?? {}) as Record<string, unknown>;
+    return typeof place === "number" && typeof limit === "number" && place < limit;
+  },
+  customize: (project, _spec, settled): RelatedResourceRule[] => {
     const requester = annotationOf(project, REQUESTER_ANNOTATION);
     const places: LabelSelector = requester === undefined
       ? { matchExpressions: [{ key: REQUESTER_HASH_LABEL, operator: "Exists" }, { key: REQUESTER_HASH_LABEL, operator: "DoesNotExist" }] }
       : { matchLabels: { [REQUESTER_HASH_LABEL]: requesterHash(requester) } };
     return [
       { apiVersion: BUDGET.apiVersion, resource: BUDGET.plural, labelSelector: { matchLabels: {} } },
-      { apiVersion: PLACE.apiVersion, resource: PLACE.plural, labelSelector: places },
+      ...(settled ? [] : [{ apiVersion: PLACE.apiVersion, resource: PLACE.plural, labelSelector: places }]),
     ];
   },
   refusals: ["OverBudget", "InvalidBudget"],
@@ -226,9 +238,12 @@ export const budget: Feature<{}, typeof children, typeof related> = {
     const reading = readBudgets(related[BUDGETS] ?? {});
     const limit = reading.budget ? limitFor(reading.budget, groupsOf(me)) : undefined;
     const contact = reading.budget?.contact ?? DEFAULT_CONTACT;
-    const status = { budget: { requester, ...(limit === undefined ? {} : { limit }), contact } };
     const own = Object.keys(children[PLACES]);
     const mine = own.map((placeName) => numberOf(placeName, hash)).find((number) => number !== undefined);
+    // The place it holds, or claims: said from the claim on, as a status that
+    // changed once the place is there would cost another write.
+    const statusWith = (number: number | undefined) => ({ budget: { requester, ...(limit === undefined ? {} : { limit }), ...(number === undefined ? {} : { place: number }), contact } });
+    const status = statusWith(mine);
     const holding = mine === undefined ? [] : [place(hash, requester, name, mine)];
     // A budget that cannot be read keeps the Project's place, written whole
     // (Metacontroller's merge would strip what an answer leaves out): one
@@ -238,6 +253,11 @@ export const budget: Feature<{}, typeof children, typeof related> = {
     // one another nothing, however many there are.
     if (limit === undefined) return { children: [], status };
 
+    // Absent for a settled Project, which holds its place below the limit:
+    // counting the others could only tell it that it says all are taken,
+    // which it does not. (Where an admin lowers the limit to it meanwhile,
+    // the budget still holds, as every new Project counts all places; only
+    // the refusal at create waits until customize is asked again.)
     const places = Object.keys(related[PLACES] ?? {});
     const numbers = places.flatMap((placeName) => {
       const number = numberOf(placeName, hash);
@@ -269,10 +289,10 @@ export const budget: Feature<{}, typeof children, typeof related> = {
     // One that has a Namespace without a place (made while its requester was
     // unlimited, or before the budget) keeps everything, and takes the first
     // free place, so that it counts.
-    if (observed) return { children: [place(hash, requester, name, free)], guards: [], status };
+    if (observed) return { children: [place(hash, requester, name, free)], guards: [], status: statusWith(free) };
     if (held < limit) {
       const claim = place(hash, requester, name, free);
-      return { children: [claim], prerequisites: [claim], guards: [], status };
+      return { children: [claim], prerequisites: [claim], guards: [], status: statusWith(free) };
     }
     return {
       children: spent,

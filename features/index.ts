@@ -128,7 +128,12 @@ export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Re
   related: Related;
   /** Which of its children outside the Project's Namespace are the Project's (by group and key), and what they are. */
   elsewhere?: { owns: (project: string, group: string, key: string) => boolean; are: string };
-  customize?: (project: Project, spec: Partial<Outputs<Spec>>) => RelatedResourceRule[];
+  /** What it watches; once `settled` (the core's and every feature's), none of its `fleetWide` groups. */
+  customize?: (project: Project, spec: Partial<Outputs<Spec>>, settled: boolean) => RelatedResourceRule[];
+  /** Its related groups that Metacontroller finds by listing every object of the kind: the cost of a sync grows with the fleet. */
+  fleetWide?: readonly string[];
+  /** Its part of whether a Project is settled, from the status its plan wrote: needing none of its `fleetWide` groups. */
+  settled?: (project: Project) => boolean;
   /** Why the API server would refuse the Namespace `sync` is about to ask for, if it would: one of its refusals. */
   refuse?: (namespace: Namespace) => Readiness | undefined;
   /** What else a person may do about a Namespace of the Project's name that is not its own: a sentence for the status. */
@@ -179,11 +184,14 @@ export const FEATURE_SCHEMAS = {
   related: byName(entriesOf((feature) => feature.related), true),
 };
 export const FEATURE_REFUSALS = FEATURES.flatMap((feature) => feature.refusals);
+export const FEATURE_FLEET_WIDE = FEATURES.flatMap((feature) => feature.fleetWide ?? []);
+/** Whether every feature finds the Project settled; one without a say does. */
+export const featuresSettled = (project: Project) => FEATURES.every((feature) => feature.settled?.(project) ?? true);
 export const FEATURE_REASONS = FEATURES.flatMap((feature) => feature.reasons);
 
 /** What the features watch for one Project; features that read the same object ask for it once. */
-export function customizeFeatures(project: Project): RelatedResourceRule[] {
-  const rules = FEATURES.flatMap((feature) => feature.customize?.(project, project.spec ?? {}) ?? []);
+export function customizeFeatures(project: Project, settled: boolean): RelatedResourceRule[] {
+  const rules = FEATURES.flatMap((feature) => feature.customize?.(project, project.spec ?? {}, settled) ?? []);
   return [...new Map(rules.map((rule) => [JSON.stringify(rule), rule])).values()];
 }
 

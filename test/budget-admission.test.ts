@@ -134,7 +134,7 @@ describe("admission: the budget's names", () => {
     const fields = projectSchema.properties.status.properties.budget;
     const limited = syncHolding("dana-1", DEVELOPER, 1, []).status["budget"] as Record<string, unknown>;
     const unlimited = sync(recorded("dana-1"), namespaces(), { ...related(), [BUDGETS]: { [BUDGET.name]: { metadata: { name: BUDGET.name }, spec: { projects: 0, groups: [{ group: "developers", unlimited: true }] } } }, [PLACES]: {} }, at).status["budget"] as Record<string, unknown>;
-    assert.deepEqual(Object.keys(limited).sort(), ["contact", "limit", "requester"]);
+    assert.deepEqual(Object.keys(limited).sort(), ["contact", "limit", "place", "requester"]);
     assert.deepEqual(Object.keys(unlimited).sort(), ["contact", "requester"]);
     for (const status of [limited, unlimited]) {
       for (const key of Object.keys(status)) assert.ok(key in fields.properties, `status.budget.${key} is kept`);

@@ -265,7 +265,7 @@ describe("budget: a new Project first holds a place, then gets its Namespace", (
     assert.deepEqual(insideNamespace(answer, "dana-1"), []);
     assert.deepEqual(verdict(answer), { status: "False", reason: "WaitingForNamespace", message: `Waiting for Metacontroller to create Namespace ${namespaceOf("dana-1")} and what goes in it.` });
     assert.equal(answer.status.namespace, namespaceOf("dana-1"));
-    assert.deepEqual(budgetStatusOf(answer), { requester: DANA, limit: 3, contact: CONTACT });
+    assert.deepEqual(budgetStatusOf(answer), { requester: DANA, limit: 3, place: 1, contact: CONTACT }, "the place it claims");
   });
 
   test("once place 1 is observed as its own, it gets its Namespace and keeps the place, and the status still says it waits", () => {
@@ -274,7 +274,7 @@ describe("budget: a new Project first holds a place, then gets its Namespace", (
     assert.equal(namespaceIn(second)?.metadata.name, namespaceOf("dana-1"));
     assert.deepEqual(namespaceIn(second)?.metadata.annotations, annotationsSpec("dana-1's app"));
     assert.deepEqual(placesIn(second), [placeOf(1, "dana-1")]);
-    assert.deepEqual(ready(second), ready(first), "the same status, time and all: no status written for the second round");
+    assert.deepEqual(second.status, first.status, "the same status, time and all: no status written for the second round");
   });
 
   test("a place observed only among the requester's, not yet as its own child, is no reason to ask for the Namespace", () => {
@@ -648,7 +648,7 @@ describe("budget: what admins set", () => {
     const ten = Array.from({ length: 10 }, (_, n) => placeOf(n + 1, `lead-${n + 1}`));
     const withTeam = syncOf(theirs("lead-11", { groups: lead }), { budgets: budgetOf(3, { "team-leads": { groups: [{ group: "leads", projects: 11 }] } }), others: ten });
     assert.deepEqual(placesIn(withTeam), [placeOf(11, "lead-11")]);
-    assert.deepEqual(budgetStatusOf(withTeam), { requester: DANA, limit: 11, contact: CONTACT });
+    assert.deepEqual(budgetStatusOf(withTeam), { requester: DANA, limit: 11, place: 11, contact: CONTACT });
     assert.equal(ready(syncOf(theirs("lead-11", { groups: lead }), { others: ten })).reason, "OverBudget");
   });
 
@@ -664,6 +664,42 @@ describe("budget: what admins set", () => {
   });
 });
 
+// Metacontroller finds places by scanning every one: a Project that holds its
+// place below its limit is counted already, and cannot be the one that says
+// all are taken, so once Ready it stops asking for its requester's places.
+describe("budget: a settled Project", () => {
+  /** `me` after the rounds that make it Ready with place `n`, at a limit of `limit`. */
+  function settledWith(name: string, others: Place[], budgets: Budgets = THREE) {
+    const { answers, children } = rounds(theirs(name), { budgets, others });
+    const me = after(theirs(name), answers.at(-1));
+    assert.equal(me.status?.conditions?.[0]?.status, "True", JSON.stringify(me.status));
+    return { me, children };
+  }
+  const asksPlaces = (me: Project) => customize(me).relatedResources.some((rule) => rule.resource === PLACE.plural);
+
+  test("its status names the place it holds", () => {
+    const { me } = settledWith("dana-2", held(1));
+    assert.deepEqual(budgetStatusOf({ status: me.status as SyncResponse["status"], children: [] }), { requester: DANA, limit: 3, place: 2, contact: CONTACT });
+  });
+
+  test("Ready with its place below its limit, it does not ask for its requester's places; before, or at its limit, it does", () => {
+    assert.equal(asksPlaces(settledWith("dana-1", []).me), false);
+    assert.equal(asksPlaces(theirs("dana-1")), true, "a new one");
+    assert.equal(asksPlaces(settledWith("dana-3", held(1, 2)).me), true, "the holder of place 3 of 3 says all are taken, and must see when one goes");
+  });
+
+  test("without its requester's places it keeps its place, and asks for nothing else of the budget's", () => {
+    const { me, children } = settledWith("dana-2", held(1));
+    const relatedObjects: Record<string, unknown> = world(THREE, held(1, 2));
+    delete relatedObjects[PLACES];
+    const parsed = v.parse(SyncRequest, { parent: me, children, related: relatedObjects });
+    const answer = sync(parsed.parent, parsed.children, parsed.related, at);
+    assert.deepEqual(placesIn(answer), [placeOf(2, "dana-2")]);
+    assert.equal(ready(answer).reason, "NamespaceActive");
+    assert.deepEqual(answer.status, me.status);
+  });
+});
+
 // Metacontroller's own request about a developer's settled Project
 // (test/fixtures/budget-sync.json, captured on a cluster): the place it holds
 // arrives as its child and among its requester's.
@@ -675,7 +711,7 @@ describe("budget: a real request", () => {
     assert.deepEqual(answer.status, request.parent.status);
     const requester = (request.parent.metadata["annotations"] as Record<string, string>)[REQUESTER_ANNOTATION];
     assert.equal(requester, DANA);
-    assert.deepEqual(budgetStatusOf(answer), { requester: DANA, limit: BUILT_IN_BUDGET.projects, contact: BUILT_IN_BUDGET.contact }, "the built-in budget, as the cluster had no ProjectBudget default");
+    assert.deepEqual(budgetStatusOf(answer), { requester: DANA, limit: BUILT_IN_BUDGET.projects, place: 1, contact: BUILT_IN_BUDGET.contact }, "the built-in budget, as the cluster had no ProjectBudget default");
     assert.deepEqual(placesIn(answer), [placeOf(1, request.parent.metadata.name)]);
     assert.deepEqual(Object.keys(request.related[PLACES] ?? {}), Object.keys(request.children[PLACES] ?? {}), "its own place is among its requester's");
     const kindsObserved = Object.entries(request.children).flatMap(([group, objects]) => Object.keys(objects).map(() => group.slice(0, group.indexOf("."))));

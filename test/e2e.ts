@@ -32,7 +32,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, parseAllDocuments, stringify } from "yaml";
-import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, namespaceNameFor } from "../sync.ts";
+import { API_VERSION, CUSTOMIZE_CACHE_MINUTES, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isSettled, namespaceNameFor } from "../sync.ts";
 import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL, RULE_ANNOTATIONS } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES, memberRoleNameFor } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
@@ -70,6 +70,8 @@ export interface E2eOptions {
   metacontrollerLog?: string | undefined;
   /** kube-state-metrics, as `npm run kube-state-metrics` builds it, and the kubeconfig it reads; without it step 72 is skipped, or fails where it is required. */
   kubeStateMetrics?: { binary: string | undefined; kubeconfig: string | undefined; required: boolean };
+  /** Stops and starts the cluster's Metacontroller, where it is the run's own (a local control plane): steps 75 to 77 need it, and are skipped without. */
+  metacontroller?: { stop: () => Promise<void>; start: () => Promise<void> } | undefined;
 }
 
 /** The CustomResourceStateMetrics kube-state-metrics runs with in step 72, as an operator would. */
@@ -1118,6 +1120,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.equal(result.ok, false, `kubectl ${args.join(" ")} ${identity.join(" ")} was admitted`);
       return result.stderr.trim();
     };
+    /** What Project `name`'s Ready condition says. */
+    const readyOf = async (name: string) => JSON.parse((await must(["get", PARENT.singular, name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")]}`])) || "{}");
     // feature: shared
     // Shared objects: Secrets in the install's Namespace copied into every
     // Project on a profile of the run's own, and what a tenant can do about
@@ -1141,7 +1145,6 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       return result.ok && result.stdout ? Buffer.from(result.stdout, "base64").toString() : undefined;
     };
     const shareSecrets = (secrets: string[]) => must(["patch", PROFILE.plural, SHARED_PROFILE, "--type=merge", "-p", JSON.stringify({ spec: { shared: { secrets } } })]);
-    const readyOf = async (name: string) => JSON.parse((await must(["get", PARENT.singular, name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")]}`])) || "{}");
 
     // feature: members & adoption
     // A team's Namespace made before Projects, holding its own Secret and
@@ -2262,6 +2265,93 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
     // end feature: budget
 
+    // A settled Project asks for nothing Metacontroller lists across the
+    // fleet; Metacontroller sees that once it asks customize anew, which it
+    // does at the next generation, 20 minutes on, or when it restarts, as
+    // these steps make it do, only where it is the run's own.
+    const { metacontroller } = options;
+    const notRestartable = "     (skipped: Metacontroller is not the run's to restart: METACONTROLLER_STOP and METACONTROLLER_START, as test:e2e:local sets them)";
+    /** Metacontroller stopped, `meanwhile` done, and started again: it asks customize anew about every Project. */
+    const restarted = async (meanwhile: () => Promise<void> = async () => {}) => {
+      await metacontroller!.stop();
+      try {
+        await meanwhile();
+      } finally {
+        await metacontroller!.start();
+      }
+    };
+    const settledNow = async (name: string) => isSettled(JSON.parse(await must(["get", PARENT.singular, name, "-o", "json"])));
+    const SETTLED = `e2e-${RUN}-settled`;
+    const SETTLED_NAMESPACE = namespaceNameFor(SETTLED);
+    const ownerOf = async (namespace: string) => (await kubectl(["get", "namespace", namespace, "-o", "jsonpath={.metadata.uid} {.metadata.ownerReferences[0].name}"])).stdout;
+
+    await step(`75. Project ${SETTLED}, settled when Metacontroller restarts, gets ${SETTLED_NAMESPACE} back once it is deleted`, async () => {
+      if (!metacontroller) return log(notRestartable);
+      await create(project(SETTLED));
+      await waitForReady(SETTLED);
+      await restarted();
+      assert.equal(await settledNow(SETTLED), true, "settled as customize was asked");
+      const [uid] = (await ownerOf(SETTLED_NAMESPACE)).split(" ");
+      await must(["delete", "namespace", SETTLED_NAMESPACE, "--wait=false"]);
+      await eventually(`${SETTLED_NAMESPACE} made again, ${SETTLED}'s`, async () => {
+        const [now, owner] = (await ownerOf(SETTLED_NAMESPACE)).split(" ");
+        return Boolean(now) && now !== uid && owner === SETTLED && (await readyOf(SETTLED)).reason === "NamespaceActive";
+      });
+    });
+
+    await step(`76. ${SETTLED}, settled, whose Namespace another takes while it is gone, says how soon that is named; customize asked again (a restart for the ${CUSTOMIZE_CACHE_MINUTES} minutes), it is named as a conflict, and left as it is`, async () => {
+      if (!metacontroller) return log(notRestartable);
+      const taken: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: SETTLED_NAMESPACE } };
+      await restarted(async () => {
+        assert.equal(await settledNow(SETTLED), true);
+        await must(["delete", "namespace", SETTLED_NAMESPACE, "--wait=true", `--timeout=${TIMEOUT}`]);
+        await create(taken);
+      });
+      const within = new RegExp(`in the way, this says so within ${CUSTOMIZE_CACHE_MINUTES} minutes\\.$`);
+      await eventually(`${SETTLED} waits for its Namespace and says within how long one in the way is named`, async () => {
+        const ready = await readyOf(SETTLED);
+        return ready.reason === "WaitingForNamespace" && within.test(ready.message);
+      });
+      const [, owner] = (await ownerOf(SETTLED_NAMESPACE)).split(" ");
+      assert.equal(owner, "", "not adopted");
+      await restarted();
+      await must(["wait", readyReason("NamespaceConflict"), `${PARENT.singular}/${SETTLED}`, `--timeout=${TIMEOUT}`]);
+      await remove(taken);
+      await eventually(`once ${SETTLED_NAMESPACE} is gone, ${SETTLED} gets its own`, async () => (await ownerOf(SETTLED_NAMESPACE)).endsWith(` ${SETTLED}`) && (await readyOf(SETTLED)).reason === "NamespaceActive");
+    });
+
+    // feature: budget
+    const SETTLERS = `e2e-${RUN}-settlers`;
+    const SETTLER = `e2e-${RUN}-settler`;
+    const SETTLERS_GET = everyoneGets + 1;
+    const asSettler = ["--as", SETTLER, "--as-group", DEVELOPERS, "--as-group", SETTLERS];
+    await step(`77. ${SETTLER}, whose budget is ${SETTLERS_GET}, holds two settled Projects and creates five at once: exactly ${SETTLERS_GET} get a place and everything, the rest nothing, and one more is refused at create`, async () => {
+      if (!metacontroller) return log(notRestartable);
+      await create({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: SETTLERS }, spec: { groups: [{ group: SETTLERS, projects: SETTLERS_GET }] } });
+      const settler = (n: number) => memberProject(`e2e-${RUN}-settler-${n}`, [{ kind: "User", name: SETTLER, role: "admin" }]);
+      for (const result of await Promise.all([0, 1].map((n) => createAs(asSettler, settler(n))))) assert.equal(result.ok, true, result.stderr);
+      await eventually(`${SETTLER}'s two Projects NamespaceActive`, async () => (await heldBy(SETTLER)).filter((each) => each.reason === "NamespaceActive").length === 2);
+      await restarted();
+      for (const n of [0, 1]) assert.equal(await settledNow(settler(n).metadata.name), true, `${settler(n).metadata.name} settled`);
+      const allTaken = new RegExp(`${SETTLER} holds \\d+ Projects and may hold ${SETTLERS_GET} \\(ProjectBudget ${BUDGET.name}\\), so no more can be created`);
+      const results = await Promise.all([2, 3, 4, 5, 6].map((n) => createAs(asSettler, settler(n))));
+      const refusedAtCreate = results.filter((result) => !result.ok);
+      for (const refusal of refusedAtCreate) assert.match(refusal.stderr, allTaken);
+      const admitted = 7 - refusedAtCreate.length;
+      await eventually(`${SETTLERS_GET} of ${SETTLER}'s Projects NamespaceActive and the rest OverBudget`, async () => {
+        const held = await heldBy(SETTLER);
+        return held.length === admitted && held.filter((each) => each.reason === "NamespaceActive").length === SETTLERS_GET && held.filter((each) => each.reason === "OverBudget").length === admitted - SETTLERS_GET;
+      });
+      const places = await placesOf(SETTLER);
+      assert.deepEqual(places.filter((each) => each.project).map((each) => each.place).sort(), Array.from({ length: SETTLERS_GET }, (_, n) => n + 1), "places 1 to the budget");
+      assert.deepEqual(places.filter((each) => !each.project).map((each) => [each.held, each.limit]), [[SETTLERS_GET, SETTLERS_GET]], "the one that says all are taken");
+      const one = await createAs(asSettler, settler(7));
+      assert.equal(one.ok, false, "a create at the limit was admitted");
+      assert.match(one.stderr, allTaken);
+      log(`     (${refusedAtCreate.length} of the five refused at create)`);
+    });
+    // end feature: budget
+
     // An upgrade is applying k8s.yaml again, and it must leave what an admin
     // configured as they wrote it: k8s.yaml holds none of it. The run made
     // its install by create, so the first apply takes it over (kubectl then
@@ -2482,6 +2572,13 @@ export async function runE2e(options: E2eOptions): Promise<number> {
   return failed ? 1 : 0;
 }
 
+/** A shell command to run, which must exit 0. */
+const shell = (command: string) => async () => {
+  const child = spawn("bash", ["-c", command], { stdio: ["ignore", "inherit", "inherit"] });
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  if (code !== 0) throw new Error(`${command} exited with ${code}`);
+};
+
 if (import.meta.filename === process.argv[1]) {
   // Ctrl-C aborts the kubectl in flight and the run cleans up; a second one
   // stops the cleanup too.
@@ -2507,6 +2604,7 @@ if (import.meta.filename === process.argv[1]) {
       kubeconfig: process.env["KUBECONFIG"] || [join(homedir(), ".kube", "config")].find((path) => existsSync(path)),
       required: process.env["E2E_REQUIRE_KUBE_STATE_METRICS"] === "1",
     },
+    metacontroller: process.env["METACONTROLLER_STOP"] && process.env["METACONTROLLER_START"] ? { stop: shell(process.env["METACONTROLLER_STOP"]), start: shell(process.env["METACONTROLLER_START"]) } : undefined,
     interrupted: interrupted.signal,
     cleanupInterrupted: cleanupInterrupted.signal,
     log: (line) => console.log(line),

@@ -752,7 +752,7 @@ describe("integrations: names", () => {
     assert.equal(PROFILES, GUARDRAILS_PROFILES);
     assert.equal(DEFAULT_PROFILE, GUARDRAILS_DEFAULT_PROFILE);
     assert.equal(LABELS.project, PROJECT_LABEL);
-    assert.deepEqual(integrations.customize?.(project(PROJECT), { profile: "large" }), [{ apiVersion: API_VERSION, resource: PROFILE.plural, names: ["large"] }]);
+    assert.deepEqual(integrations.customize?.(project(PROJECT), { profile: "large" }, false), [{ apiVersion: API_VERSION, resource: PROFILE.plural, names: ["large"] }]);
     assert.ok(OUTPUTS_ANNOTATION.startsWith(`${GROUP}/`));
     assert.ok(PROFILES.endsWith(API_VERSION));
   });

@@ -19,7 +19,7 @@ import { LimitRange, ResourceQuota } from "kubernetes-models/v1"; // feature: gu
 import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
-import { API_VERSION, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, sync, type Child } from "../sync.ts";
+import { API_VERSION, FLEET_WIDE, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, isSettled, sync, type Child } from "../sync.ts";
 import { schemaErrors } from "./cel.ts";
 import { KUBECTL_LAST_APPLIED, admittedFixtureFromCode, fixtureFromCode, fixturesFromLog, remadeFixtures } from "../scripts/capture-fixtures.ts";
 import { fixture, type FixtureName } from "./helpers.ts";
@@ -486,10 +486,17 @@ describe("manifest: cross-references agree", () => {
 
   const rule = ({ apiVersion, resource }: { apiVersion: string; resource: string }) => `${apiVersion} ${resource}`;
 
-  test("every group of related objects sync reads is one customize asks for, and nothing more", () => {
-    const { parent } = answered[0]?.request ?? {};
-    assert.ok(parent, "a fixture");
+  test("every group of related objects sync reads is one customize asks for, and nothing more, until the Project is settled", () => {
+    const { parent } = fixture("first-sync");
     assert.deepEqual(customize(parent).relatedResources.map(rule), Object.keys(RelatedObjects.entries).map(asRule));
+  });
+
+  test("a settled Project's customize asks for every group sync reads but those listed across the fleet, which sync names", () => {
+    const { parent } = fixture("steady-sync");
+    assert.equal(isSettled(parent), true, "the steady fixture is settled");
+    const fleetWide = (group: string) => FLEET_WIDE.includes(group);
+    assert.deepEqual(customize(parent).relatedResources.map(rule), Object.keys(RelatedObjects.entries).filter((group) => !fleetWide(group)).map(asRule));
+    assert.ok(FLEET_WIDE.every((group) => group in RelatedObjects.entries), "each is a related group");
   });
 
   test("every group of children sync reads is a declared child resource, and nothing more", () => {

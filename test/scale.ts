@@ -21,6 +21,12 @@
 // API server's come from its own /metrics, where the caller may read them.
 // WEBHOOK_PID, if set, is the webhook's process on this host, whose memory
 // and CPU are read from /proc. KUBECTL names the kubectl to run.
+//
+// METACONTROLLER_RESTART, if set, is a shell command that restarts
+// Metacontroller (for the local control plane: stop it by its pid file, then
+// `UP_ONLY=metacontroller up.sh`). Once all are Ready the run restarts it, a
+// relist of everything it watches as its periodic cache flush does, and
+// reports how long until it rests again, and what that cost per Project.
 // feature: integrations
 //
 // SCALE_INTEGRATIONS=K gives the run's profile K integrations, each after the
@@ -37,6 +43,7 @@
 // R of at least that, each ends at their limit. SCALE_UNLIMITED=1 gives
 // their group unlimited: true instead, as a team's robot may have.
 // end feature: budget
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -48,6 +55,7 @@ import { endedPod } from "./e2e.ts"; // feature: integrations
 import { INTEGRATIONS_NAMESPACE, LABELS } from "../features/integrations.ts"; // feature: integrations
 import { BUDGET, PLACE, SPENT_LABEL } from "../features/budget.ts"; // feature: budget
 import { REQUESTER_ROLE } from "./e2e.ts"; // feature: budget
+import { INSTALL_NAMESPACE, SHAREABLE_LABEL } from "../features/shared.ts"; // feature: shared
 
 const count = Number(process.argv[2] ?? "100");
 const run = `scale-${randomBytes(3).toString("hex")}`;
@@ -89,6 +97,14 @@ export function runObjects(run: string, count: number, options: RunOptions = {})
   });
   spec["profile"] = run;
   // end feature: guardrails
+  // feature: guardrails & shared
+  // A Secret and a ConfigMap the profile shares: two more children each, and
+  // two more kinds whose every event Metacontroller matches against every Project.
+  for (const kind of ["Secret", "ConfigMap"]) {
+    prerequisites.push({ apiVersion: "v1", kind, metadata: { name: run, namespace: INSTALL_NAMESPACE, labels: { [SHAREABLE_LABEL]: "true" } } as { name: string }, data: { note: kind === "Secret" ? Buffer.from(run).toString("base64") : run } });
+  }
+  Object.assign(prerequisites[0]!.spec!, { shared: { secrets: [run], configMaps: [run] } });
+  // end feature: guardrails & shared
   // feature: integrations
   const steps = Array.from({ length: options.integrations ?? 0 }, (_, index) => ({
     name: `step-${index}`,
@@ -257,6 +273,35 @@ async function settledCosts(): Promise<Costs> {
   return last;
 }
 
+/**
+ * Metacontroller restarted once the fleet is at rest: it lists everything it
+ * watches again and syncs every Project, as its cache flush does every 30
+ * minutes. Timed until its hook calls and API requests stop changing (a
+ * second apart, for 10 s), with what it spent until then.
+ */
+async function relist(command: string) {
+  const before = await costs();
+  const restarted = Date.now();
+  const restart = spawn("bash", ["-c", command], { stdio: ["ignore", "inherit", "inherit"] });
+  const code = await new Promise<number | null>((resolve) => restart.on("exit", resolve));
+  if (code !== 0) throw new Error(`METACONTROLLER_RESTART exited with ${code}`);
+  // A new process: its counters start from nothing.
+  const zero: Costs = { ...before, requests: {} };
+  let last = { at: Date.now(), costs: await costs(), usage: await usage() };
+  await until("Metacontroller rests after its restart", async () => {
+    await sleep(1000);
+    const now = await costs();
+    if (JSON.stringify(now) !== JSON.stringify(last.costs)) last = { at: Date.now(), costs: now, usage: await usage() };
+    return Date.now() - last.at >= 10_000;
+  });
+  const seconds = (last.at - restarted) / 1000;
+  const synced = last.costs.sync - before.sync;
+  console.log(`Metacontroller restarted: at rest again after ${seconds.toFixed(1)} s (${((seconds * 1000) / count).toFixed(1)} ms per Project), ${synced} syncs for ${count} Projects`);
+  const cpu = last.usage["Metacontroller"]?.cpuSeconds;
+  if (cpu !== undefined) console.log(`the relist, Metacontroller: ${cpu.toFixed(1)} CPU seconds (${((cpu * 1000) / count).toFixed(1)} ms per Project), ${(last.usage["Metacontroller"]!.residentBytes / 2 ** 20).toFixed(0)} MiB resident`);
+  report("the relist", zero, last.costs);
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
 // feature: guardrails
@@ -390,8 +435,10 @@ if (import.meta.filename === process.argv[1]) {
     // Settled: what the next edit costs starts from here.
     const settled = await settledCosts();
     report("creating them", before, settled);
+    const restart = process.env["METACONTROLLER_RESTART"];
+    if (restart) await relist(restart);
     if (options.requesters) await timeADevelopersCreate(proxy.url); // feature: budget
-    await editTheProfile(selector, settled); // feature: guardrails
+    await editTheProfile(selector, await settledCosts()); // feature: guardrails
     await addAMember(selector, await settledCosts()); // feature: members
   } finally {
     kubelet.abort();

@@ -12,6 +12,8 @@ import {
   PROJECT_NAME_RULE,
   REFUSALS,
   SyncRequest,
+  CUSTOMIZE_CACHE_MINUTES,
+  FLEET_WIDE,
   customize,
   finalize,
   isValidNamespaceName,
@@ -182,6 +184,69 @@ describe("sync: a Namespace of that name that is not the Project's", () => {
   });
 });
 
+
+// Metacontroller finds a related object by listing every one of its kind, so
+// a fleet at rest would cost it the square of its size: a settled Project
+// asks for nothing that is listed across the fleet.
+describe("sync: a settled Project", () => {
+  /** The steady fixture: Ready at its generation, its Namespace its own child. */
+  const steady = () => fixture("steady-sync");
+  const withoutFleetWide = (request: ReturnType<typeof steady>) => {
+    for (const group of FLEET_WIDE) delete (request.related as Record<string, unknown>)[group];
+    return request;
+  };
+  const asksNamespaceByName = (parent: Project) => customize(parent).relatedResources.some((rule) => rule.resource === "namespaces");
+
+  test("a settled Project's customize asks for no Namespace by name", () => {
+    assert.equal(asksNamespaceByName(steady().parent), false);
+  });
+
+  test("an unsettled Project's customize asks for its Namespace by name as before: not Ready, Ready at an older generation, or no status", () => {
+    const { parent } = steady();
+    const notReady = structuredClone(parent);
+    notReady.status!.conditions![0]!.status = "False";
+    const changed = structuredClone(parent);
+    changed.metadata.generation = 2;
+    for (const unsettled of [notReady, changed, project("test")]) assert.equal(asksNamespaceByName(unsettled), true, JSON.stringify(unsettled.status));
+  });
+
+  test("sync accepts a settled Project's request without the groups listed across the fleet, and answers it as with them", () => {
+    const parsed = v.safeParse(SyncRequest, withoutFleetWide(steady()));
+    assert.equal(parsed.success, true, JSON.stringify(parsed.issues));
+    const whole = steady();
+    assert.deepEqual(sync(parsed.output!.parent, parsed.output!.children, parsed.output!.related, at), sync(whole.parent, whole.children, whole.related, at));
+  });
+
+  test("sync refuses that request at a generation no sync has answered yet, as a hook wired without customize sends every one", () => {
+    const request = withoutFleetWide(steady());
+    request.parent.metadata.generation = 2;
+    const parsed = v.safeParse(SyncRequest, request);
+    assert.equal(parsed.success, false);
+    assert.match(parsed.issues![0]!.message, /is hooks\.customize declared/);
+  });
+
+  // feature: guardrails
+  test("a settled Project's request without a group not listed across the fleet (its profile) is refused still", () => {
+    const request = withoutFleetWide(steady());
+    delete (request.related as Record<string, unknown>)[PROFILES];
+    assert.equal(v.safeParse(SyncRequest, request).success, false);
+  });
+  // end feature: guardrails
+
+  test("a settled Project whose Namespace was deleted asks for it again, and says within how long a Namespace in the way would show", () => {
+    const request = withoutFleetWide(steady());
+    delete request.children[NAMESPACES][namespaceOf("test")];
+    const parsed = v.parse(SyncRequest, request);
+    const answer = sync(parsed.parent, parsed.children, parsed.related, at);
+    assert.equal(namespaceIn(answer)?.metadata.name, namespaceOf("test"));
+    assert.equal(ready(answer).reason, "WaitingForNamespace");
+    assert.match(ready(answer).message, new RegExp(`this says so within ${CUSTOMIZE_CACHE_MINUTES} minutes\\.$`));
+  });
+
+  test("an unsettled Project waiting for its Namespace, which watches its name, promises nothing more", () => {
+    assert.doesNotMatch(ready(sync(project("test"), namespaces(), related(), at)).message, /within/);
+  });
+});
 
 describe("sync: no answer costs a Project a Namespace it has", () => {
   // Metacontroller deletes every observed child an answer leaves out, and a
@@ -414,7 +479,14 @@ describe("sync: input", () => {
     ["members that are not a list", (r) => (r["parent"].spec.members = "alice"), ["parent", "spec", "members"]], // feature: members
     ["a profile that is not a string", (r) => (r["parent"].spec.profile = 42), ["parent", "spec", "profile"]], // feature: guardrails
     ["a request without related", (r) => delete r["related"], ["related"]],
-    ["related without Namespace.v1, as when no customize hook is declared", (r) => delete r["related"]["Namespace.v1"], ["related"]],
+    [
+      "related without Namespace.v1 at a generation no sync has answered, as when no customize hook is declared",
+      (r) => {
+        delete r["related"]["Namespace.v1"];
+        r["parent"].metadata.generation += 1;
+      },
+      ["related"],
+    ],
     [`related without ${PROFILES}, as from an older customize hook`, (r) => delete r["related"][PROFILES], ["related"]], // feature: guardrails
     [
       "a related Namespace whose owner has no name",
