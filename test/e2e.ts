@@ -2270,7 +2270,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // does at the next generation, 20 minutes on, or when it restarts, as
     // these steps make it do, only where it is the run's own.
     const { metacontroller } = options;
-    const notRestartable = "     (skipped: Metacontroller is not the run's to restart: METACONTROLLER_STOP and METACONTROLLER_START, as test:e2e:local sets them)";
+    const notRestartable = () => new StepSkipped("Metacontroller is not the run's to restart: METACONTROLLER_STOP and METACONTROLLER_START, as test:e2e:local sets them");
     /** Metacontroller stopped, `meanwhile` done, and started again: it asks customize anew about every Project. */
     const restarted = async (meanwhile: () => Promise<void> = async () => {}) => {
       await metacontroller!.stop();
@@ -2286,7 +2286,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const ownerOf = async (namespace: string) => (await kubectl(["get", "namespace", namespace, "-o", "jsonpath={.metadata.uid} {.metadata.ownerReferences[0].name}"])).stdout;
 
     await step(`75. Project ${SETTLED}, settled when Metacontroller restarts, gets ${SETTLED_NAMESPACE} back once it is deleted`, async () => {
-      if (!metacontroller) return log(notRestartable);
+      if (!metacontroller) throw notRestartable();
       await create(project(SETTLED));
       await waitForReady(SETTLED);
       await restarted();
@@ -2300,7 +2300,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
     await step(`76. ${SETTLED}, settled, whose Namespace another takes while it is gone, says how soon that is named; customize asked again (a restart for the ${CUSTOMIZE_CACHE_MINUTES} minutes), it is named as a conflict, and left as it is`, async () => {
-      if (!metacontroller) return log(notRestartable);
+      if (!metacontroller) throw notRestartable();
       const taken: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: SETTLED_NAMESPACE } };
       await restarted(async () => {
         assert.equal(await settledNow(SETTLED), true);
@@ -2326,7 +2326,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const SETTLERS_GET = everyoneGets + 1;
     const asSettler = ["--as", SETTLER, "--as-group", DEVELOPERS, "--as-group", SETTLERS];
     await step(`77. ${SETTLER}, whose budget is ${SETTLERS_GET}, holds two settled Projects and creates five at once: exactly ${SETTLERS_GET} get a place and everything, the rest nothing, and one more is refused at create`, async () => {
-      if (!metacontroller) return log(notRestartable);
+      if (!metacontroller) throw notRestartable();
       await create({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: SETTLERS }, spec: { groups: [{ group: SETTLERS, projects: SETTLERS_GET }] } });
       const settler = (n: number) => memberProject(`e2e-${RUN}-settler-${n}`, [{ kind: "User", name: SETTLER, role: "admin" }]);
       for (const result of await Promise.all([0, 1].map((n) => createAs(asSettler, settler(n))))) assert.equal(result.ok, true, result.stderr);
