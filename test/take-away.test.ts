@@ -246,8 +246,8 @@ describe("take-away: nothing of a feature is left behind", () => {
     }
     return lines.join("\n");
   };
-  // Take-away and its test take features' names as examples of their own, and rename's test a feature's kind.
-  const ABOUT_NAMES = ["test/take-away.test.ts", "scripts/take-away.ts", "test/rename.test.ts", "test/core-without-features.sh"];
+  // Take-away and its test take features' names as examples of their own.
+  const ABOUT_NAMES = ["test/take-away.test.ts", "scripts/take-away.ts", "test/core-without-features.sh"];
   // A feature goes with those that need it, as take-away demands.
   const owned = (feature: string) => filesOf(feature, tracked, ownsOf(texts.get(`features/${feature}.ts`) ?? ""));
   const needing = (feature: string): string[] => [feature, ...features.filter((other) => needsOf(texts.get(`features/${other}.ts`) ?? "").includes(feature)).flatMap(needing)];
