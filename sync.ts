@@ -18,7 +18,7 @@
 // away, those lines go too, and what is left is the seed.
 // end features
 import * as v from "valibot";
-import { FEATURE_FLEET_WIDE, FEATURE_REASONS, FEATURE_REFUSALS, FEATURE_SCHEMAS, customizeFeatures, featuresSettled, planFeatures } from "./features/index.ts"; // features
+import { FEATURE_FLEET_WIDE, FEATURE_REASONS, FEATURE_REFUSALS, FEATURE_SCHEMAS, customizeFeatures, featuresSettled, namespaceOf, planFeatures } from "./features/index.ts"; // features
 
 // ## 1. The names
 //
@@ -198,10 +198,12 @@ export function sync(parent: Project, children: ObservedChildren, related: Relat
 }
 
 function desiredState(parent: Project, children: ObservedChildren, related: RelatedObjects, now: () => Date, finalizing: boolean): SyncResponse {
-  const name = namespaceNameFor(parent.metadata.name);
+  const name =
+    namespaceOf(parent) ?? // features
+    namespaceNameFor(parent.metadata.name);
   const observed = children[NAMESPACES];
   const active = observed[name]?.status?.phase === "Active";
-  const features = planFeatures({ project: parent, namespace: name, observed: observed[name], active, children, related, finalizing }); // features
+  const features = planFeatures({ project: parent, namespace: name, observed: observed[name], active, owned: observed, children, related, finalizing }); // features
   const everyNamespaceLabels = {
     [PROJECT_LABEL]: parent.metadata.name,
     ...features.everyNamespaceLabels, // features
@@ -215,6 +217,13 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
     ...features.annotations, // features
   };
   const wanted: Namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name, labels, annotations } };
+  // features
+  // The Project's other Namespaces, where a feature gives it more than one:
+  // each asked for as its own is, with what the features plan there.
+  // end features
+  const elsewhere = Object.fromEntries( // features
+    Object.entries(features.elsewhere).map(([other, more]) => [other, namespaceWith(other, { ...everyNamespaceLabels, ...more.labels }, { ...annotationsFor(parent), ...more.annotations })]), // features
+  ); // features
 
   // Phase 1: the status, from what was observed alone: each write of it
   // causes another sync, so an answer that differed each time would loop.
@@ -241,7 +250,9 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
     !features.pendingPrerequisite && // features
     !stopped;
   const settled = features.settle(namespaceAsked); // features
-  const others = Object.keys(observed).filter((other) => other !== name);
+  const others = Object.keys(observed)
+    .filter((other) => !elsewhere[other]) // features
+    .filter((other) => other !== name);
   // The first problem, in the order a person would fix them, is reported.
   const { status: ready, reason, message } =
     badName ??
@@ -269,22 +280,17 @@ function desiredState(parent: Project, children: ObservedChildren, related: Rela
   // Phase 2: the children. Metacontroller deletes each observed child not
   // listed, a Namespace with all it holds. So, the invariant: every Namespace
   // observed is in the answer, one not asked for as observed.
-  const kept = (other: string): Namespace => ({
-    apiVersion: "v1",
-    kind: "Namespace",
-    metadata: {
-      name: other,
-      labels: other === name ? labels : everyNamespaceLabels,
-      annotations: {
-        ...ownAnnotationsOf(observed[other]),
-        ...(other === name ? features.annotations : {}), // features
-      },
-    },
-  });
+  const kept = (other: string): Namespace =>
+    elsewhere[other] ?? // features
+    namespaceWith(other, other === name ? labels : everyNamespaceLabels, {
+      ...ownAnnotationsOf(observed[other]),
+      ...(other === name ? features.annotations : {}), // features
+    });
   return {
     status,
     children: [
       ...(namespaceAsked ? [wanted, ...others.map(kept)] : Object.keys(observed).map(kept)),
+      ...(namespaceAsked ? Object.values(elsewhere) : []), // features
       ...settled.children, // features
     ],
     finalized: features.finalized, // features
@@ -301,6 +307,7 @@ export function finalize(parent: Project, children: ObservedChildren, related: R
   return { ...state, finalized: state.finalized ?? true };
 }
 
+const namespaceWith = (name: string, labels: Record<string, string>, annotations: Partial<NamespaceAnnotations>): Namespace => ({ apiVersion: "v1", kind: "Namespace", metadata: { name, labels, annotations } });
 const annotationsFor = ({ spec }: Project) =>
   Object.fromEntries(Object.entries(NAMESPACE_ANNOTATIONS).map(([field, fallback]) => [field, (spec as Record<string, unknown> | null | undefined)?.[field] ?? fallback])) as NamespaceAnnotations;
 const ownAnnotationsOf = (namespace: ObservedNamespace | undefined): Partial<NamespaceAnnotations> =>

@@ -29,6 +29,10 @@ export const VOCABULARY = ["adoption", "CLAIM_LABEL"] as const;
 // The label Metacontroller claims a Project's children by. Spelled out, not
 // taken from sync.ts: a feature imports only types from it.
 export const CLAIM_LABEL = "controller-uid";
+// A Namespace of any other name than its Project's comes under it only with
+// this label too, the Project's name, pasted by the same admin (k8s.yaml's
+// namespace-owner guard): what the Project does with it is the features'.
+export const ADOPTED_BY_LABEL = "agrrh.com/adopted-by";
 // The Projects by resource and group: a cluster may have another kind named
 // Project, which a bare `kubectl get project` could pick instead.
 export const PROJECTS = "projects.agrrh.com";

@@ -12,7 +12,7 @@ import * as v from "valibot";
 import type { Feature } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
-export const VOCABULARY = ["deletion protection", "deletionProtection", "protected"] as const;
+export const VOCABULARY = ["deletion protection", "deletionProtection"] as const;
 
 // The label's value is the Project's name, so that a refusal can name whose
 // Namespace it is. Spelled out, not built from sync.ts's GROUP and PARENT: a

@@ -23,7 +23,7 @@ import type { Child, Readiness } from "../sync.ts";
 import type { Feature } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
-export const VOCABULARY = ["guardrail", "guardrails", "profile", "profiles", "ProjectProfile", "ProjectProfiles", "quota", "quotas", "ResourceQuota", "LimitRange", "podSecurity", "podSecurityWarn", "podSecurityAudit", "securityContextDefaults", "allowedRegistries", "allowedClasses", "SetAlways", "RequireAlways", "pod-defaults", "pod-rules"] as const;
+export const VOCABULARY = ["guardrail", "guardrails", "profile", "profiles", "ProjectProfile", "ProjectProfiles", "quota", "quotas", "ResourceQuota", "projectQuota", "LimitRange", "podSecurity", "podSecurityWarn", "podSecurityAudit", "securityContextDefaults", "allowedRegistries", "allowedClasses", "SetAlways", "RequireAlways", "pod-defaults", "pod-rules"] as const;
 
 // ## The names
 //
@@ -43,6 +43,8 @@ export const NETWORK_POLICIES = "NetworkPolicy.networking.k8s.io/v1";
 const ObservedGuardrail = v.looseObject({
   metadata: v.optional(v.looseObject({ labels: v.nullish(v.record(v.string(), v.string())) })),
   spec: v.nullish(v.looseObject({})),
+  // A ResourceQuota's usage, as the quota controller and quota admission write it.
+  status: v.nullish(v.looseObject({ used: v.nullish(v.record(v.string(), v.string())) })),
 });
 const children = { [RESOURCE_QUOTAS]: ObservedGuardrail, [LIMIT_RANGES]: ObservedGuardrail, [NETWORK_POLICIES]: ObservedGuardrail };
 type ObservedGuardrails = { [G in keyof typeof children]: Record<string, v.InferOutput<typeof ObservedGuardrail>> };
@@ -143,6 +145,9 @@ export const MAX_REGISTRIES = 16;
 export const REGISTRY_PREFIX = /^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?(\/[-a-z0-9._]+)*\/$/;
 export const POD_SECURITY_LEVELS = ["privileged", "baseline", "restricted"] as const;
 export const GUARDRAIL_NAMES = { ResourceQuota: "project-quota", LimitRange: "project-limits", NetworkPolicy: "project-isolation" } as const;
+// The Project's share of its profile's projectQuota in each of its
+// Namespaces, beside the Namespace's own quota.
+export const PROJECT_QUOTA_NAME = "project-total-quota";
 type GuardrailKind = keyof typeof GUARDRAIL_NAMES;
 // Where Metacontroller files each kind among the children.
 const GUARDRAIL_GROUPS = { ResourceQuota: RESOURCE_QUOTAS, LimitRange: LIMIT_RANGES, NetworkPolicy: NETWORK_POLICIES } as const;
@@ -187,6 +192,10 @@ export const QUALIFIED_QUOTA_RESOURCE = new RegExp(
   String.raw`^((requests\.)?hugepages-[0-9]+(Ki|Mi|Gi)|[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$`,
 );
 export const LIMITED_RESOURCES = ["cpu", "memory", "ephemeral-storage"] as const;
+// What a quota across Namespaces limits: what the team's workloads consume,
+// moving from one environment to another. Object counts other than pods
+// stay each Namespace's own.
+export const PROJECT_QUOTA_RESOURCES = ["requests.cpu", "requests.memory", "requests.storage", "limits.cpu", "limits.memory", "pods"] as const;
 export const MAX_QUANTITIES = 32;
 export const MAX_ADMITTED_NAMESPACES = 32;
 // A namespace's name is a DNS-1123 label.
@@ -199,6 +208,7 @@ export const PROFILE_RULES = {
   count: `${COUNTED_RESOURCES.join(", ")} and resources named with a / are counted in whole numbers`,
   quotaResource: `a quota limits ${QUOTA_RESOURCES.join(", ")}, hugepages-<size>, or a resource named with a /, such as count/deployments.apps`,
   limitedResource: `default requests and limits are for ${LIMITED_RESOURCES.join(", ")} only`,
+  projectQuotaResource: `projectQuota limits ${PROJECT_QUOTA_RESOURCES.join(", ")} only`,
   requestOverLimit: "a default request is at most the default limit of the same resource",
   admittedNamespace: `networkPolicy.allowFromNamespaces lists at most ${MAX_ADMITTED_NAMESPACES} namespace names, each once`,
   podSecurity: `podSecurity, podSecurityWarn and podSecurityAudit are each one of ${POD_SECURITY_LEVELS.join(", ")}`,
@@ -257,12 +267,21 @@ const isCounted = (key: string) => (COUNTED_RESOURCES as readonly string[]).incl
 const names = (item: v.GenericSchema<string, string>, most: number, message: string) =>
   v.pipe(v.array(item), v.maxLength(most, message), v.check((list) => new Set(list).size === list.length, message));
 const isLimitedResource = (key: string) => (LIMITED_RESOURCES as readonly string[]).includes(key);
+const isProjectQuotaResource = (key: string) => (PROJECT_QUOTA_RESOURCES as readonly string[]).includes(key);
 
 export const ProfileSpec = v.looseObject({
   resourceQuota: v.optional(
     v.looseObject({
       hard: v.pipe(
         quantities(isQuotaResource, PROFILE_RULES.quotaResource),
+        v.check((hard) => Object.entries(hard).every(([key, quantity]) => !isCounted(key) || isWholeQuantity(quantity)), PROFILE_RULES.count),
+      ),
+    }),
+  ),
+  projectQuota: v.optional(
+    v.looseObject({
+      hard: v.pipe(
+        quantities(isProjectQuotaResource, PROFILE_RULES.projectQuotaResource),
         v.check((hard) => Object.entries(hard).every(([key, quantity]) => !isCounted(key) || isWholeQuantity(quantity)), PROFILE_RULES.count),
       ),
     }),
@@ -332,7 +351,7 @@ export type ProfileSpec = v.InferOutput<typeof ProfileSpec>;
 // What a valid profile asks for in the Project's Namespace. A quantity the
 // API server stored another way but with the same value is asked for as
 // stored; one of another value is put back as the profile says.
-function guardrailsFor(namespace: string, profileName: string, profile: ProfileSpec, children: ObservedGuardrails): Guardrail[] {
+function guardrailsFor(namespace: string, profileName: string, profile: ProfileSpec, children: ObservedGuardrails, withProjectQuota: boolean): Guardrail[] {
   const metadata = (kind: GuardrailKind): GuardrailMetadata => ({
     name: GUARDRAIL_NAMES[kind],
     namespace,
@@ -342,7 +361,11 @@ function guardrailsFor(namespace: string, profileName: string, profile: ProfileS
   const guardrails: Guardrail[] = [];
   const { resourceQuota, limitRange, networkPolicy } = profile;
   if (resourceQuota) {
-    const hard = asObservedIfEqual(resourceQuota.hard, observedSpec("ResourceQuota")?.hard);
+    // A quota that counts ResourceQuotas counts the Project's own across
+    // Namespaces too, which Metacontroller could otherwise never create.
+    const counted = resourceQuota.hard["resourcequotas"];
+    const own: Quantities = withProjectQuota && counted !== undefined ? { resourcequotas: quantityOf(nanosOf(counted)! + NANO, false) } : {};
+    const hard = asObservedIfEqual({ ...resourceQuota.hard, ...own }, observedSpec("ResourceQuota")?.hard);
     guardrails.push({ apiVersion: "v1", kind: "ResourceQuota", metadata: metadata("ResourceQuota"), spec: { hard } });
   }
   if (limitRange) {
@@ -432,7 +455,7 @@ function asObservedIfEqual(wanted: Quantities, observed: unknown): Quantities {
   return Object.fromEntries(
     Object.entries(wanted).map(([key, quantity]) => {
       const current = stored[key];
-      const same = typeof current === "string" && QUANTITY.test(current) && compareQuantities(current, quantity) === 0;
+      const same = typeof current === "string" && nanosOf(current) !== undefined && nanosOf(current) === nanosOf(quantity);
       return [key, same ? current : quantity];
     }),
   );
@@ -566,6 +589,107 @@ function holds(observed: unknown, wanted: unknown): boolean {
   return observed === wanted;
 }
 
+// ## One quota across the Project's Namespaces
+//
+// A ResourceQuota holds one Namespace; the profile's projectQuota holds all
+// of a Project's. Each of them gets a ResourceQuota PROJECT_QUOTA_NAME whose
+// hard is what that Namespace uses plus what is left of the total:
+// max(0, total - the usage of every such quota of the Project). Usage is
+// what the quota admission plugin and controller write into each quota's
+// status; Metacontroller observes every quota of the Project, whatever its
+// Namespace, and syncs the Project again when one's status changes, so that
+// usage moving from one Namespace to another moves the headroom with it,
+// and no list of Namespaces is needed. The answer is a function of the
+// usage alone: synced again over the same usage, it is the same.
+//
+// Between two syncs each Namespace may fill its own hard, so k Namespaces
+// filling at once may use the total plus (k - 1) times the headroom the last
+// sync saw, never more (docs/operating.md); the next sync leaves them no
+// headroom until usage is back under the total.
+
+// Usage comes in any form the API server writes (1500m, 2Gi, 1e3, 5n), so
+// every quantity is read as a whole number of nano-units, Kubernetes'
+// finest, and added exactly.
+const ANY_QUANTITY = /^([0-9]*)(?:\.([0-9]*))?(?:(Ki|Mi|Gi|Ti|Pi|Ei)|(n|u|m|k|M|G|T|P|E)|[eE]([-+]?[0-9]{1,3}))?$/;
+const SCALES: Record<string, number> = { n: -9, u: -6, ...DECIMAL_SUFFIXES };
+const NANO = 10n ** 9n;
+
+/** A quantity in nano-units, finer ones rounded up as the API server does; undefined where it is none. */
+export function nanosOf(quantity: string): bigint | undefined {
+  const [, whole = "", fraction = "", binary, decimal, exponent] = ANY_QUANTITY.exec(quantity) ?? [];
+  if (!whole && !fraction) return undefined;
+  const exp10 = 9 - fraction.length + (decimal !== undefined ? SCALES[decimal]! : Number(exponent ?? 0));
+  const value = BigInt(whole + fraction) * 2n ** BigInt(binary ? BINARY_SUFFIXES[binary]! : 0);
+  if (exp10 >= 0) return value * 10n ** BigInt(exp10);
+  const unit = 10n ** BigInt(-exp10);
+  return (value + unit - 1n) / unit;
+}
+
+const BINARY_UNITS = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+const DECIMAL_UNITS: Record<number, string> = { [-9]: "n", [-6]: "u", [-3]: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E" };
+
+/**
+ * Nano-units written as the API server writes them back, so that what is
+ * asked for is what is stored: in binary units where the total is written
+ * so and they are whole, otherwise in the largest decimal unit that keeps
+ * the digits whole.
+ */
+export function quantityOf(nanos: bigint, binary: boolean): string {
+  if (nanos === 0n) return "0";
+  if (binary && nanos % NANO === 0n) {
+    let [digits, unit] = [nanos / NANO, 0];
+    while (digits % 1024n === 0n && unit < BINARY_UNITS.length - 1) [digits, unit] = [digits / 1024n, unit + 1];
+    if (unit > 0) return `${digits}${BINARY_UNITS[unit]}`;
+  }
+  let [digits, exp10] = [nanos, -9];
+  while (digits % 10n === 0n && exp10 < 18) [digits, exp10] = [digits / 10n, exp10 + 1];
+  while ((exp10 + 9) % 3 !== 0) [digits, exp10] = [digits * 10n, exp10 - 1];
+  return `${digits}${DECIMAL_UNITS[exp10]}`;
+}
+
+/** Each resource's hard in the Namespace: its own usage plus the headroom left of the total across every quota of the Project. */
+function projectQuotaHard(total: Quantities, namespace: string, children: ObservedGuardrails): Quantities {
+  const quotas = Object.entries(children[RESOURCE_QUOTAS]).filter(([key]) => key.endsWith(`/${PROJECT_QUOTA_NAME}`));
+  const own = children[RESOURCE_QUOTAS][`${namespace}/${PROJECT_QUOTA_NAME}`];
+  return Object.fromEntries(
+    Object.entries(total).map(([resource, quantity]) => {
+      // Not counted yet is nothing used (quota admission refuses every
+      // create until it is counted); a usage that cannot be read leaves no headroom.
+      const usedIn = (quota: (typeof quotas)[number][1] | undefined) => {
+        const used = quota?.status?.used?.[resource];
+        return used === undefined ? 0n : nanosOf(used);
+      };
+      const usage = quotas.map(([, quota]) => usedIn(quota));
+      const left = nanosOf(quantity)! - usage.reduce<bigint>((sum, used) => sum + (used ?? 0n), 0n);
+      const headroom = usage.includes(undefined) || left < 0n ? 0n : left;
+      return [resource, quantityOf((usedIn(own) ?? 0n) + headroom, /i$/.test(quantity))];
+    }),
+  );
+}
+
+function projectQuotaIn(namespace: string, profileName: string, total: Quantities, children: ObservedGuardrails): ResourceQuota {
+  const observed = children[RESOURCE_QUOTAS][`${namespace}/${PROJECT_QUOTA_NAME}`];
+  return {
+    apiVersion: "v1",
+    kind: "ResourceQuota",
+    metadata: { name: PROJECT_QUOTA_NAME, namespace, labels: { [PROFILE_LABEL]: profileName } },
+    spec: { hard: asObservedIfEqual(projectQuotaHard(total, namespace, children), observed?.spec?.["hard"]) },
+  };
+}
+
+/** The quota across Namespaces as observed, kept while the Project's profile cannot be read. */
+function projectQuotaAsObserved(namespace: string, children: ObservedGuardrails): KeptGuardrail | undefined {
+  const observed = children[RESOURCE_QUOTAS][`${namespace}/${PROJECT_QUOTA_NAME}`];
+  if (!observed) return undefined;
+  const profile = observed.metadata?.labels?.[PROFILE_LABEL];
+  return {
+    apiVersion: "v1",
+    kind: "ResourceQuota",
+    metadata: { name: PROJECT_QUOTA_NAME, namespace, labels: profile ? { [PROFILE_LABEL]: profile } : {} },
+    spec: { ...observed.spec },
+  };
+}
+
 // ## The plan
 //
 // A profile that cannot be read (missing, or admitted before its rules)
@@ -579,29 +703,45 @@ function holds(observed: unknown, wanted: unknown): boolean {
 const GUARDING: readonly GuardrailKind[] = ["ResourceQuota", "NetworkPolicy"];
 export const guardrails: Feature<typeof spec, typeof children, typeof related> = {
   spec,
+  perNamespace: true,
   children,
   related,
   customize: (_project, spec) => [{ apiVersion: PROFILE.apiVersion, resource: PROFILE.plural, names: [profileNameOf(spec)] }],
   refusals: ["ProfileNotFound", "InvalidProfile"],
   reasons: ["WaitingForGuardrails"],
-  plan: ({ spec, namespace, observed, children, related }) => {
+  plan: ({ project, spec, namespace, observed, children, related }) => {
     const profileName = profileNameOf(spec);
     const profile = readProfile(profileName, related, observed ? namespace : undefined);
+    // The total is the Project's own profile's, whichever profile this
+    // Namespace has, so that Namespaces on different profiles share one.
+    // Where it cannot be read, the quota is kept as it is, and, as for the
+    // Namespace's own profile, no Namespace is made that would lack it.
+    const totalProfile = profileNameOf(project.spec ?? {});
+    const total = totalProfile === profileName ? profile : readProfile(totalProfile, related, observed ? namespace : undefined);
+    const totalHard = total.spec?.projectQuota?.hard;
+    const projectQuota = total.spec
+      ? totalHard && projectQuotaIn(namespace, totalProfile, totalHard, children)
+      : projectQuotaAsObserved(namespace, children);
     const labels = profile.spec ? podSecurityLabels(profile.spec) : observedOf(POD_SECURITY_LABELS, observed?.metadata?.labels);
     const annotations = profile.spec ? ruleAnnotations(profileName, profile.spec) : observedOf(Object.values(RULE_ANNOTATIONS), observed?.metadata?.annotations);
-    const wanted = profile.spec ? guardrailsFor(namespace, profileName, profile.spec, children) : guardrailsAsObserved(namespace, children);
+    const wanted = profile.spec ? guardrailsFor(namespace, profileName, profile.spec, children, projectQuota !== undefined) : guardrailsAsObserved(namespace, children);
+    const across = projectQuota ? [projectQuota] : [];
     const applied = profile.spec ? profileName : wanted.map((guardrail) => guardrail.metadata.labels[PROFILE_LABEL]).find(Boolean);
     return {
-      children: wanted,
-      guards: wanted.filter((guardrail) => GUARDING.includes(guardrail.kind)),
+      children: [...wanted, ...across],
+      guards: [...wanted.filter((guardrail) => GUARDING.includes(guardrail.kind)), ...across],
       remake: profile.problem ? [] : wanted.filter((guardrail) => narrowedByHand(children, guardrail)),
       labels,
       annotations,
       status: applied ? { profile: applied } : undefined,
-      unavailable: profile.problem,
+      unavailable: profile.problem ?? total.problem,
       waiting: {
         reason: "WaitingForGuardrails",
-        notYet: wanted.filter((guardrail) => !holds(observedGuardrail(children, namespace, guardrail.kind), guardrail)).map((guardrail) => [guardrail.kind, guardrail.metadata.name]),
+        notYet: [
+          ...wanted.filter((guardrail) => !holds(observedGuardrail(children, namespace, guardrail.kind), guardrail)),
+          // Its hard moves with usage: that it exists is all Ready waits for.
+          ...across.filter((quota) => !children[RESOURCE_QUOTAS][`${namespace}/${quota.metadata.name}`]),
+        ].map((guardrail): [string, string] => [guardrail.kind, guardrail.metadata.name]),
         toBe: "as its profile says",
       },
     };

@@ -33,6 +33,7 @@ import { integrations } from "./integrations.ts"; // feature: integrations
 import { members } from "./members.ts"; // feature: members
 import { adoption } from "./adoption.ts"; // feature: adoption
 import { shared } from "./shared.ts"; // feature: shared
+import { environments } from "./environments.ts"; // feature: environments
 // slot: imports
 
 // ## 1. The features
@@ -52,6 +53,7 @@ export const FEATURES: Feature[] = [
   members, // feature: members
   integrations, // feature: integrations
   adoption, // feature: adoption
+  environments, // feature: environments
   // slot: features
 ];
 
@@ -69,6 +71,8 @@ export type View = {
   namespace: string;
   observed: ObservedNamespace | undefined;
   active: boolean;
+  /** Every Namespace the Project owns, by name, as observed. */
+  owned: Record<string, ObservedNamespace>;
   children: ObservedChildren;
   related: RelatedObjects;
   /** The Project is being deleted: the finalize hook asks what must happen before it goes. */
@@ -121,8 +125,25 @@ export type Plan = {
   finalized?: boolean;
 };
 
+/** One of the Project's Namespaces, and the spec fields that the features working per Namespace read there instead of the Project's. */
+export type Place = { namespace: string; spec: Record<string, unknown>; annotations?: Record<string, string> };
+
 export type Feature<Spec extends Schemas = any, Groups extends Schemas = any, Related extends Schemas = any> = {
   spec: Spec;
+  /**
+   * Planned once for each of the Project's Namespaces, with that Namespace's
+   * spec (what is inside a Namespace: limits, access, copies); otherwise
+   * once for the Project, in its own Namespace (its place, its Jobs).
+   */
+  perNamespace?: boolean;
+  /** Where a Namespace's own spec field does not simply replace the Project's: both, as that Namespace's. */
+  inherit?: (project: Record<string, unknown>, own: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * The Project's Namespaces, where it has more than `proj-<name>`: `first`,
+   * from the spec alone, the one sync.ts names its own; `all`, each with its
+   * spec, that one among them. One feature at most says so.
+   */
+  namespaces?: { first: (project: Project) => string | undefined; all: (view: View) => Place[] };
   /** Its child groups, `<Kind>.<apiVersion>` to one observed child; the CompositeController owns each. */
   children: Groups;
   related: Related;
@@ -191,9 +212,33 @@ export const FEATURE_REASONS = FEATURES.flatMap((feature) => feature.reasons);
 
 /** What the features watch for one Project; features that read the same object ask for it once. */
 export function customizeFeatures(project: Project, settled: boolean): RelatedResourceRule[] {
-  const rules = FEATURES.flatMap((feature) => feature.customize?.(project, project.spec ?? {}, settled) ?? []);
+  // Each Namespace's spec as declared: those the Project keeps undeclared have its own.
+  const places = FEATURES.flatMap((feature) => feature.namespaces?.all(unobserved(project)) ?? []);
+  const rules = FEATURES.flatMap((feature) => [undefined, ...places].flatMap((place) => feature.customize?.(project, specIn(feature, project, place), settled) ?? []));
   return [...new Map(rules.map((rule) => [JSON.stringify(rule), rule])).values()];
 }
+
+/** The spec a feature plans one Namespace by: the Project's, and for a feature that works per Namespace, that Namespace's own fields over it. */
+function specIn(feature: Feature, project: Project, place: Place | undefined): Record<string, unknown> {
+  const spec = { ...(project.spec ?? {}) };
+  if (!feature.perNamespace || !place) return spec;
+  return { ...spec, ...place.spec, ...feature.inherit?.(spec, place.spec) };
+}
+
+/** The Project's own Namespace, where it has more than one: the first that a feature names, or none. */
+export const namespaceOf = (project: Project) => FEATURES.map((feature) => feature.namespaces?.first(project)).find(Boolean);
+
+// customize sees the Project alone: nothing observed yet.
+const unobserved = (project: Project): View => ({
+  project,
+  namespace: namespaceOf(project) ?? "",
+  observed: undefined,
+  active: false,
+  owned: {},
+  children: {} as ObservedChildren,
+  related: {},
+  finalizing: false,
+});
 
 // ## 4. Their plans for one Project
 //
@@ -202,14 +247,36 @@ export function customizeFeatures(project: Project, settled: boolean): RelatedRe
 // Namespace is read off the plans at once; the rest, `settle`, once it does.
 export function planFeatures(view: View) {
   const { project, namespace: name, children } = view;
+  const places = FEATURES.flatMap((feature) => feature.namespaces?.all(view) ?? []);
+  const own = places.find((place) => place.namespace === name);
+  const others = places.filter((place) => place.namespace !== name);
+  const viewOf = (place: Place): View => {
+    const observed = view.owned[place.namespace];
+    return { ...view, namespace: place.namespace, observed, active: observed?.status?.phase === "Active" };
+  };
   const plans: Plan[] = [];
+  // Per other Namespace, the plans of the features that work per Namespace, by feature.
+  const elsewhere = new Map<string, Plan[]>(others.map((place) => [place.namespace, []]));
   for (const feature of FEATURES) {
     const guarding = plans.flatMap((plan) => plan.guards ?? plan.children);
-    plans.push(feature.plan({ ...view, spec: project.spec ?? {}, earlierInPlace: guarding.every((child) => observedChild(children, child)) }));
+    const earlierInPlace = guarding.every((child) => observedChild(children, child));
+    const first = feature.plan({ ...view, spec: specIn(feature, project, own), earlierInPlace });
+    const more = feature.perNamespace ? others.map((place) => feature.plan({ ...viewOf(place), spec: specIn(feature, project, place), earlierInPlace })) : [];
+    more.forEach((plan, at) => elsewhere.get(others[at]!.namespace)!.push(plan));
+    plans.push(more.length ? merged(first, more) : first);
   }
   const pendingPrerequisite = plans.flatMap((plan) => plan.prerequisites ?? []).find((child) => !observedChild(children, child));
 
   return {
+    /** The Project's other Namespaces, each with the labels and annotations of the features planned there. */
+    elsewhere: Object.fromEntries(
+      others.map((place) => {
+        const there = elsewhere.get(place.namespace)!;
+        const labels = Object.assign({}, ...there.map((plan) => plan.labels)) as Record<string, string>;
+        const annotations = Object.assign({}, ...there.map((plan) => plan.annotations), place.annotations) as Record<string, string>;
+        return [place.namespace, { labels, annotations }];
+      }),
+    ),
     everyNamespaceLabels: Object.assign({}, ...plans.map((plan) => plan.everyNamespaceLabels)) as Record<string, string>,
     labels: Object.assign({}, ...plans.map((plan) => plan.labels)) as Record<string, string>,
     annotations: Object.assign({}, ...plans.map((plan) => plan.annotations)) as Record<string, string>,
@@ -222,7 +289,36 @@ export function planFeatures(view: View) {
       FEATURES.flatMap((feature) => feature.foreign?.(project, name, namespace) ?? []).map((sentence) => ` ${sentence}`).join(""),
     status: Object.assign({}, ...plans.map((plan) => plan.status)) as Record<string, unknown>,
     finalized: plans.every((plan) => plan.finalized !== false),
-    settle: (namespaceAsked: boolean) => settle(view, plans, namespaceAsked, pendingPrerequisite !== undefined),
+    settle: (namespaceAsked: boolean) => settle(view, plans, namespaceAsked, pendingPrerequisite !== undefined, others.map(viewOf)),
+  };
+}
+
+// A feature planned in several Namespaces is one plan: all it asks for,
+// waits for and reports, the first problem first; its status, and what it
+// asks for under one name in each (a role on the Project), the own
+// Namespace's.
+function merged(first: Plan, more: Plan[]): Plan {
+  const all = [first, ...more];
+  const unique = <T>(items: T[], key: (item: T) => string) => {
+    const seen = new Set<string>();
+    return items.filter((item) => !seen.has(key(item)) && !!seen.add(key(item)));
+  };
+  const byKey = (child: Child) => `${child.kind}.${child.apiVersion} ${keyOf(child)}`;
+  const each = (part: (plan: Plan) => Child[] | undefined) => (all.some((plan) => part(plan)) ? unique(all.flatMap((plan) => part(plan) ?? []), byKey) : undefined);
+  const firstOf = <K extends keyof Plan>(key: K) => all.find((plan) => plan[key])?.[key];
+  return {
+    ...first,
+    children: unique(all.flatMap((plan) => plan.children), byKey),
+    prerequisites: each((plan) => plan.prerequisites),
+    guards: all.some((plan) => plan.guards) ? unique(all.flatMap((plan) => plan.guards ?? plan.children), byKey) : undefined,
+    remake: each((plan) => plan.remake),
+    invalid: firstOf("invalid"),
+    unavailable: firstOf("unavailable"),
+    remaking: firstOf("remaking"),
+    failed: firstOf("failed"),
+    waiting: first.waiting && { ...first.waiting, notYet: unique(all.flatMap((plan) => plan.waiting?.notYet ?? []), (pair) => pair.join(" ")) },
+    heldBack: firstOf("heldBack"),
+    finalized: all.some((plan) => plan.finalized === false) ? false : first.finalized,
   };
 }
 
@@ -232,9 +328,12 @@ export function planFeatures(view: View) {
 // answer that asks for it, and what sorts before it (a ConfigMap, say) in the
 // next. Nothing is asked for that could only fail, and a child that exists
 // is never dropped for it.
-function settle({ project, namespace: name, observed, active, children }: View, plans: Plan[], namespaceAsked: boolean, prerequisitesPending: boolean) {
-  const askable = (child: Child) =>
-    child.metadata.namespace !== name || active || observedChild(children, child) !== undefined || (namespaceAsked && !observed && appliedAfterNamespace(child));
+function settle({ project, namespace: name, observed, active, children }: View, plans: Plan[], namespaceAsked: boolean, prerequisitesPending: boolean, elsewhere: View[]) {
+  const places = new Map<string | undefined, Pick<View, "observed" | "active">>([[name, { observed, active }], ...elsewhere.map((other): [string, View] => [other.namespace, other])]);
+  const askable = (child: Child) => {
+    const place = places.get(child.metadata.namespace);
+    return !place || place.active || observedChild(children, child) !== undefined || (namespaceAsked && !place.observed && appliedAfterNamespace(child));
+  };
   const remade = new Set(plans.flatMap((plan) => plan.remake ?? []));
   const asked = plans.flatMap((plan) => plan.children).filter((child) => !remade.has(child) && askable(child));
 
@@ -249,7 +348,7 @@ function settle({ project, namespace: name, observed, active, children }: View, 
   const progress = FEATURES.reduce<Readiness | undefined>((found, _, index) => found ?? progressOf(name, plans, index, children, anyAsked), undefined);
   return {
     children: asked,
-    strays: removingStrays(name, strays(project, name, children)),
+    strays: removingStrays(name, strays(project, [name, ...elsewhere.map((other) => other.namespace)], children)),
     /** The core's WaitingForNamespace holds until all the features ask for exists. */
     // A feature that waits for a person is said at once: filling would never end.
     filling: missing && !plans.some((plan) => plan.failed) && (previously === undefined || previously === "WaitingForNamespace"),
@@ -259,14 +358,15 @@ function settle({ project, namespace: name, observed, active, children }: View, 
 }
 
 // Metacontroller claims as this Project's child whatever carries its label,
-// wherever it is. What lies outside the places its children belong is never
+// wherever it is. What lies outside the places its children belong (its
+// Namespaces, and where the features say) is never
 // asked for, and so deleted: nothing outside its own Namespace becomes the
 // Project's (k8s.yaml's ownership guard keeps anyone but Metacontroller
 // from labelling one; this holds if one got in before it).
-function strays(project: Project, name: string, children: ObservedChildren): [kind: string, name: string][] {
+function strays(project: Project, names: string[], children: ObservedChildren): [kind: string, name: string][] {
   return [...DECLARING.keys()].flatMap((group) =>
     Object.keys(children[group] ?? {})
-      .filter((key) => !key.startsWith(`${name}/`))
+      .filter((key) => !names.some((name) => key.startsWith(`${name}/`)))
       .filter((key) => !FEATURES.some((feature) => group in feature.children && feature.elsewhere?.owns(project.metadata.name, group, key)))
       .map((key): [string, string] => [kindOf(group), key]),
   );

@@ -109,6 +109,8 @@ export const MEMBER_KINDS = ["User", "Group", "ServiceAccount"] as const;
 // 100 members of 253 characters, each character escaped to six bytes in
 // Metacontroller's JSON copy, still fit one RoleBinding's annotations.
 export const MAX_MEMBERS = 100;
+/** The most members a Namespace of the Project's may list of its own, beside the Project's (k8s.yaml's CRD). */
+export const MAX_OWN_MEMBERS = 20;
 export const MEMBER_NAME_MAX_LENGTH = 253;
 
 // What the API server demands of a ServiceAccount subject, so that a
@@ -398,6 +400,16 @@ function invalidMembers(issues: readonly v.BaseIssue<unknown>[]): Readiness {
 // binding at all: access is withdrawn rather than guessed.
 export const members: Feature<typeof spec, typeof children> = {
   spec,
+  perNamespace: true,
+  // A Namespace's own members replace the Project's entry for the same
+  // subject, and add the others: edit on the Project, view in one.
+  inherit: (project, own) => {
+    const listed = (spec: Record<string, unknown>) => (Array.isArray(spec["members"]) ? (spec["members"] as Record<string, unknown>[]) : []);
+    if (!Array.isArray(own["members"])) return {};
+    const key = (member: Record<string, unknown>) => subjectKey({ kind: String(member["kind"]), name: String(member["name"]), namespace: member["namespace"] as string | undefined });
+    const replaced = new Set(listed(own).map(key));
+    return { members: [...listed(project).filter((member) => !replaced.has(key(member))), ...listed(own)] };
+  },
   children,
   related: {},
   elsewhere: {

@@ -357,6 +357,7 @@ function takenBy(absent: Copy[], profile: string, namespace: string): string {
 
 export const shared: Feature<typeof spec, typeof children, typeof related> = {
   spec,
+  perNamespace: true,
   children,
   related,
   // The profile (which guardrails asks for too: the two rules are merged),

@@ -115,8 +115,12 @@ export function fixtureFromCode(fixture: FixtureName, spec: Record<string, unkno
     request.children = withObserved(emptyGroups(ObservedChildren) as ObservedChildren, answer.children);
     for (const namespace of Object.values(request.children[NAMESPACES])) namespace.status = { phase: "Active" };
     // What customize's rules pick among the children comes as related too
-    // (the Project's own Namespace, and what else they pick), beside what others made.
-    const rules = customize(request.parent).relatedResources;
+    // (the Project's own Namespace, and what else they pick), beside what
+    // others made. Metacontroller asks customize once per generation and
+    // keeps its answer 20 minutes: about the parent as first seen, not yet
+    // settled, so a steady request still carries what a settled one asks
+    // for no more.
+    const rules = customize(parent).relatedResources;
     const picked: Record<string, Record<string, unknown>> = {};
     for (const [group, objects] of Object.entries<Record<string, any>>(request.children)) {
       const [kind, apiVersion] = [group.slice(0, group.indexOf(".")), group.slice(group.indexOf(".") + 1)];

@@ -46,7 +46,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { API_VERSION, LAST_APPLIED_ANNOTATION, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACES, PARENT, PROJECT_NAME_MAX_LENGTH, finalize, sync, type ObservedChildren, type Project, type SyncResponse } from "../sync.ts";
 import { BUILT_IN_PROFILE, DEFAULT_PROFILE, PROFILE, PROFILES } from "../features/guardrails.ts"; // feature: guardrails
-import { MAX_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
+import { MAX_MEMBERS, MAX_OWN_MEMBERS, MEMBER_NAME_MAX_LENGTH, ROLES } from "../features/members.ts"; // feature: members
+import { MAX_ENVIRONMENTS } from "../features/environments.ts"; // feature: environments
 import { BUDGET, BUDGETS, BUILT_IN_BUDGET, MAX_PROJECTS, PLACE, PLACES, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SPENT_LABEL, placeNameFor, requesterHash, spentNameFor, type Place } from "../features/budget.ts"; // feature: budget
 import { INTEGRATION_NAME_MAX_LENGTH, JOBS, OUTPUTS_ANNOTATION, PARAMETERS_MAX_CHARACTERS, REPORT_MAX_CHARACTERS } from "../features/integrations.ts"; // feature: integrations
 import { CONFIG_MAPS as SHARED_CONFIG_MAPS, SECRETS as SHARED_SECRETS } from "../features/shared.ts"; // feature: shared
@@ -155,6 +156,18 @@ function largestSpec() {
     role: ROLES[index % ROLES.length],
   }));
   // end feature: members
+  // feature: environments
+  // As many environments as the CRD admits, each an existing Namespace of
+  // the longest name: the longest Project name leaves no room for
+  // proj-<name>--<environment>.
+  // Each Namespace's members, the Project's and its environment's own, as many as one may have. // feature: members
+  const own = (spec["members"] as Record<string, unknown>[]).splice(0, MAX_OWN_MEMBERS); // feature: members
+  spec["environments"] = Array.from({ length: MAX_ENVIRONMENTS }, (_, index) => ({
+    name: `e${index}`,
+    namespace: "n".repeat(61) + String(index).padStart(2, "0"),
+    members: own, // feature: members
+  }));
+  // end feature: environments
   spec["deletionProtection"] = true; // feature: deletion-protection
   spec["profile"] = DEFAULT_PROFILE; // feature: guardrails
   // feature: integrations

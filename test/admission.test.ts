@@ -203,6 +203,7 @@ describe("admission: the status sync writes survives pruning", () => {
       "Members", // feature: members
       "Profile", // feature: guardrails
       "Protected", // feature: deletion-protection
+      "Environments", // feature: environments
       "Ready",
       "Reason",
       "Generation",

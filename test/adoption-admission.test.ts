@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { API_VERSION, GROUP, namespaceNameFor, PARENT } from "../sync.ts";
-import { CLAIM_LABEL } from "../features/adoption.ts";
+import { ADOPTED_BY_LABEL, CLAIM_LABEL } from "../features/adoption.ts";
 import { ADMINISTER, policyNamed, trusted } from "./admission.ts";
 import { admit } from "./cel.ts";
 
@@ -100,10 +100,31 @@ describe("adoption: a Namespace comes under the Project of its name alone", () =
       assert.equal(allowed, false, name);
       assert.equal(
         message,
-        `Namespace ${name} cannot come under Project legacy: a Project owns only the Namespace of its name. If it carries that Project's controller-uid label, ` +
+        `Namespace ${name} cannot come under Project legacy: a Project owns only the Namespaces of its name, and one of another name that a cluster admin ` +
+          `labelled ${ADOPTED_BY_LABEL} with its name. If it carries that Project's controller-uid label, ` +
           `a holder of the verb administer on ${PARENT.plural}.${GROUP} takes it off with kubectl label namespace ${name} controller-uid-`,
       );
     }
+  });
+
+  test("the Namespaces of a Project's name are proj-<name> and proj-<name>--<anything>: Metacontroller adopts those, and no other Project's", () => {
+    const name = `${namespaceNameFor("legacy")}--dev`;
+    const claimed = namespace(name, { [CLAIM_LABEL]: "uid-of-legacy" });
+    assert.equal(byMetacontroller(claimed, namespace(name, { [CLAIM_LABEL]: "uid-of-legacy" }, "legacy")).allowed, true);
+    const othersClaimed = namespace(name, { [CLAIM_LABEL]: "uid-of-leg" });
+    assert.equal(byMetacontroller(othersClaimed, namespace(name, { [CLAIM_LABEL]: "uid-of-leg" }, "leg")).allowed, false);
+  });
+
+  test("a Namespace of any other name comes under the Project an admin labelled it adopted-by, pasted with its uid; under no other, and not one named like a Project's", () => {
+    const labels = { [ADOPTED_BY_LABEL]: "legacy", [CLAIM_LABEL]: "uid-of-legacy" };
+    assert.equal(update(namespace("payments", {}), namespace("payments", labels), "pat", [ADMINISTER]).allowed, true);
+    assert.equal(update(namespace("payments", {}), namespace("payments", { [CLAIM_LABEL]: "uid-of-legacy" }), "pat", [ADMINISTER]).allowed, false);
+    assert.equal(update(namespace("payments", {}), namespace("payments", labels), "robin").allowed, false);
+    assert.equal(byMetacontroller(namespace("payments", labels), namespace("payments", labels, "legacy")).allowed, true);
+    const forAnother = { [ADOPTED_BY_LABEL]: "other", [CLAIM_LABEL]: "uid-of-legacy" };
+    assert.equal(byMetacontroller(namespace("payments", forAnother), namespace("payments", forAnother, "legacy")).allowed, false);
+    const projectsName = namespaceNameFor("other");
+    assert.equal(byMetacontroller(namespace(projectsName, labels), namespace(projectsName, labels, "legacy")).allowed, false);
   });
 
   test("one freed from its Project and labelled for another, in two writes, does not come under the other", () => {

@@ -33,11 +33,12 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { API_VERSION, CUSTOMIZE_CACHE_MINUTES, GROUP, NAMESPACE_ANNOTATIONS, NAMESPACE_PREFIX, PARENT, PROJECT_LABEL, PROJECT_NAME_RULE, isSettled, namespaceNameFor } from "../sync.ts";
-import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL, RULE_ANNOTATIONS } from "../features/guardrails.ts"; // feature: guardrails
+import { BUILT_IN_PROFILE, DEFAULT_PROFILE, GUARDRAIL_NAMES, POD_SECURITY_LABEL, PROFILE, PROFILE_LABEL, PROJECT_QUOTA_NAME, RULE_ANNOTATIONS } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES, memberRoleNameFor } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
 import { COPY_OF_ANNOTATION, SHAREABLE_LABEL, SHARED_BY_LABEL } from "../features/shared.ts"; // feature: shared
+import { environmentNamespace } from "../features/environments.ts"; // feature: environments
 import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf } from "../features/budget.ts"; // feature: budget
 import { BUNDLE_FILE, DEPENDENCIES_FILE, MANIFEST_PATH, PROM_CLIENT_FILE, readManifest } from "../scripts/manifest.ts";
 import { METRICS_PATH } from "../main.ts";
@@ -70,7 +71,7 @@ export interface E2eOptions {
   metacontrollerLog?: string | undefined;
   /** kube-state-metrics, as `npm run kube-state-metrics` builds it, and the kubeconfig it reads; without it step 72 is skipped, or fails where it is required. */
   kubeStateMetrics?: { binary: string | undefined; kubeconfig: string | undefined; required: boolean };
-  /** Stops and starts the cluster's Metacontroller, where it is the run's own (a local control plane): steps 75 to 77 need it, and are skipped without. */
+  /** Stops and starts the cluster's Metacontroller, where it is the run's own (a local control plane): steps 81 to 83 need it, and are skipped without. */
   metacontroller?: { stop: () => Promise<void>; start: () => Promise<void> } | undefined;
 }
 
@@ -961,6 +962,42 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.deepEqual(ephemeral.securityContext.capabilities.drop, ["ALL"]);
     });
 
+    // ### One quota across a Project's Namespaces
+    //
+    // The profile's projectQuota, held by ResourceQuota project-total-quota
+    // in each of the Project's Namespaces: here in the one it has.
+    const POOLED = `e2e-${RUN}-pooled`;
+    const POOLED_NAMESPACE = namespaceNameFor(POOLED);
+    const POOLED_PROFILE = `e2e-${RUN}-pooled`;
+    const POOLED_TOTAL = { pods: "2", "requests.cpu": "1" };
+    await step(`79. on profile ${POOLED_PROFILE}, whose projectQuota holds ${POOLED_TOTAL.pods} pods across a Project's Namespaces, a Pod past it in ${POOLED_NAMESPACE} is refused with the API server's quota message, and a Pod deleted gives its room back`, async () => {
+      await create({
+        apiVersion: API_VERSION,
+        kind: PROFILE.kind,
+        metadata: { name: POOLED_PROFILE },
+        spec: { resourceQuota: { hard: { pods: "5", resourcequotas: "1" } }, limitRange: { default: { cpu: "100m", memory: "64Mi" } }, projectQuota: { hard: POOLED_TOTAL } },
+      });
+      await create({ ...project(POOLED), spec: { ...CREATED, profile: POOLED_PROFILE } });
+      await waitForReady(POOLED);
+      const quota = (name: string) => must(["get", "resourcequota", name, "-n", POOLED_NAMESPACE, "-o", "jsonpath={.spec.hard}"]).then((hard) => JSON.parse(hard));
+      assert.deepEqual(await quota(PROJECT_QUOTA_NAME), POOLED_TOTAL, "with one Namespace, its share is the whole total");
+      assert.equal((await quota(GUARDRAIL_NAMES.ResourceQuota))["resourcequotas"], "2", "the Namespace's own quota makes room for the one across Namespaces");
+      const pods = Array.from({ length: Number(POOLED_TOTAL.pods) + 1 }, (_, index) => pod(`e2e-pooled-${index}`, POOLED_NAMESPACE));
+      for (const one of pods.slice(0, -1)) await createPod(one);
+      const past = await kubectl(["create", "-f", "-"], stringify(pods.at(-1)!));
+      assert.equal(past.ok, false, "a Pod past the total was admitted");
+      assert.match(past.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}, requested: pods=1, used: pods=${POOLED_TOTAL.pods}, limited: pods=${POOLED_TOTAL.pods}`));
+      await remove(pods[0]!);
+      const freed = Date.now();
+      await eventually("the room a deleted Pod leaves is given back", async () => {
+        const result = await kubectl(["create", "-f", "-"], stringify(pods.at(-1)!));
+        if (result.ok) created.push(pods.at(-1)!);
+        else assert.match(result.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}`), result.stderr);
+        return result.ok;
+      });
+      log(`     (a Pod admitted again ${((Date.now() - freed) / 1000).toFixed(1)}s after one was deleted)`);
+    });
+
     const GATED = `e2e-${RUN}-gated`;
     const GATED_NAMESPACE = namespaceNameFor(GATED);
     const GATED_PROFILE = `e2e-${RUN}-gated`;
@@ -1090,6 +1127,57 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await refusedWith("a new Pod running as root", pod("e2e-root-again", EARLIER_NAMESPACE, { securityContext: { runAsUser: 0 } }), [], /violates PodSecurity "restricted:latest":.*runAsUser=0/);
     });
     // end feature: guardrails
+
+    // feature: guardrails & environments
+    // Step 79's total across two environments: one holds it, the other is
+    // refused; then Pods created in both at once, counted.
+    const SPREAD = `e2e-${RUN}-spread`;
+    const [DEV, STAGING] = ["dev", "staging"].map((environment) => environmentNamespace(SPREAD, environment)) as [string, string];
+    await step(`80. Project ${SPREAD}'s environments dev and staging share ${POOLED_PROFILE}'s total of ${POOLED_TOTAL.pods} pods: a Pod in staging is refused once dev holds it, and room freed in dev is staging's; Pods created in both at once pass the total by at most the headroom, and no more once synced`, async () => {
+      await create({ ...project(SPREAD), spec: { ...CREATED, profile: POOLED_PROFILE, environments: [{ name: "dev" }, { name: "staging" }] } } as KubeObject);
+      await waitForReady(SPREAD);
+      // Pods wait for each Namespace's default ServiceAccount, which the controller manager makes.
+      for (const namespace of [DEV, STAGING]) await eventually(`${namespace}'s default ServiceAccount`, async () => (await kubectl(["get", "serviceaccount", "default", "-n", namespace])).ok);
+      const quota = async (namespace: string, field: "spec.hard" | "status.used") => JSON.parse((await must(["get", "resourcequota", PROJECT_QUOTA_NAME, "-n", namespace, "-o", `jsonpath={.${field}}`])) || "{}").pods as string | undefined;
+      const total = POOLED_TOTAL.pods;
+      assert.deepEqual([await quota(DEV, "spec.hard"), await quota(STAGING, "spec.hard")], [total, total], "with nothing used, each may use the whole total");
+      const inDev = Array.from({ length: Number(total) }, (_, index) => pod(`e2e-dev-${index}`, DEV));
+      for (const one of inDev) await createPod(one);
+      const held = Date.now();
+      await eventually("staging's share falls to what it uses", async () => (await quota(STAGING, "spec.hard")) === "0");
+      log(`     (staging's share fell to 0 ${((Date.now() - held) / 1000).toFixed(1)}s after dev's last Pod)`);
+      const refused = await kubectl(["create", "-f", "-"], stringify(pod("e2e-staging-0", STAGING)));
+      assert.equal(refused.ok, false, "a Pod in staging was admitted while dev holds the total");
+      assert.match(refused.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}, requested: pods=1, used: pods=0, limited: pods=0`));
+      for (const one of inDev) await remove(one);
+      await eventually("room freed in dev is staging's", async () => (await quota(STAGING, "spec.hard")) === total && (await quota(DEV, "spec.hard")) === total);
+
+      // A burst: as many Pods as the total in each at once, the whole total
+      // left; the bound is the total plus (2 - 1) x that headroom.
+      const burst = [DEV, STAGING].flatMap((namespace) => inDev.map((_, index) => pod(`e2e-burst-${index}`, namespace)));
+      const admitted = await Promise.all(
+        burst.map(async (one) => {
+          const result = await kubectl(["create", "-f", "-"], stringify(one));
+          if (result.ok) created.push(one);
+          else assert.match(result.stderr, new RegExp(`exceeded quota: ${PROJECT_QUOTA_NAME}`), result.stderr);
+          return result.ok;
+        }),
+      );
+      const count = admitted.filter(Boolean).length;
+      log(`     (${burst.length} Pods created at once in dev and staging, ${count} admitted, for a total of ${total}: ${count - Number(total)} past it, where the bound allows ${total})`);
+      assert.ok(count <= 2 * Number(total), `${count} Pods admitted, past the bound of ${2 * Number(total)}`);
+      assert.ok(count >= Number(total), `${count} Pods admitted, fewer than the total`);
+      // Once synced, no Namespace may use more than it does.
+      await eventually("each share is what it uses", async () => {
+        for (const namespace of [DEV, STAGING]) if ((await quota(namespace, "spec.hard")) !== ((await quota(namespace, "status.used")) ?? "0")) return false;
+        return true;
+      });
+      for (const namespace of [DEV, STAGING]) {
+        const after = await kubectl(["create", "-f", "-"], stringify(pod("e2e-burst-after", namespace)));
+        assert.equal(after.ok, false, `a Pod was admitted in ${namespace} after the burst, past the total`);
+      }
+    });
+    // end feature: guardrails & environments
 
     // feature: annotation-limits
     await step(`23. ${describeObject(keep)} is still there a minute after the refusal`, async () => {
@@ -1771,7 +1859,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await create({ apiVersion: "v1", kind: "Namespace", metadata: { name: lookalike } } as KubeObject);
       await must(["label", "namespace", lookalike, `controller-uid=${uid}`]);
       await must(["patch", PARENT.singular, ADOPTING, "--type=merge", "-p", JSON.stringify({ spec: annotated("moved in") })]);
-      const refusal = new RegExp(`Namespace ${lookalike} cannot come under ${PARENT.kind} ${ADOPTING}: an? ${PARENT.kind} owns only the Namespace of its name`);
+      const refusal = new RegExp(`Namespace ${lookalike} cannot come under ${PARENT.kind} ${ADOPTING}: an? ${PARENT.kind} owns only the Namespaces? of its name`);
       await eventually(`a Warning on ${ADOPTING} that ${lookalike} cannot come under it`, async () => {
         const events = await must(["get", "events", "-A", "--field-selector", `involvedObject.name=${ADOPTING},type=Warning`, "-o", "jsonpath={.items[*].message}"]);
         return refusal.test(events);
@@ -2285,7 +2373,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const SETTLED_NAMESPACE = namespaceNameFor(SETTLED);
     const ownerOf = async (namespace: string) => (await kubectl(["get", "namespace", namespace, "-o", "jsonpath={.metadata.uid} {.metadata.ownerReferences[0].name}"])).stdout;
 
-    await step(`75. Project ${SETTLED}, settled when Metacontroller restarts, gets ${SETTLED_NAMESPACE} back once it is deleted`, async () => {
+    await step(`81. Project ${SETTLED}, settled when Metacontroller restarts, gets ${SETTLED_NAMESPACE} back once it is deleted`, async () => {
       if (!metacontroller) throw notRestartable();
       await create(project(SETTLED));
       await waitForReady(SETTLED);
@@ -2299,7 +2387,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       });
     });
 
-    await step(`76. ${SETTLED}, settled, whose Namespace another takes while it is gone, says how soon that is named; customize asked again (a restart for the ${CUSTOMIZE_CACHE_MINUTES} minutes), it is named as a conflict, and left as it is`, async () => {
+    await step(`82. ${SETTLED}, settled, whose Namespace another takes while it is gone, says how soon that is named; customize asked again (a restart for the ${CUSTOMIZE_CACHE_MINUTES} minutes), it is named as a conflict, and left as it is`, async () => {
       if (!metacontroller) throw notRestartable();
       const taken: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: SETTLED_NAMESPACE } };
       await restarted(async () => {
@@ -2325,7 +2413,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const SETTLER = `e2e-${RUN}-settler`;
     const SETTLERS_GET = everyoneGets + 1;
     const asSettler = ["--as", SETTLER, "--as-group", DEVELOPERS, "--as-group", SETTLERS];
-    await step(`77. ${SETTLER}, whose budget is ${SETTLERS_GET}, holds two settled Projects and creates five at once: exactly ${SETTLERS_GET} get a place and everything, the rest nothing, and one more is refused at create`, async () => {
+    await step(`83. ${SETTLER}, whose budget is ${SETTLERS_GET}, holds two settled Projects and creates five at once: exactly ${SETTLERS_GET} get a place and everything, the rest nothing, and one more is refused at create`, async () => {
       if (!metacontroller) throw notRestartable();
       await create({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: SETTLERS }, spec: { groups: [{ group: SETTLERS, projects: SETTLERS_GET }] } });
       const settler = (n: number) => memberProject(`e2e-${RUN}-settler-${n}`, [{ kind: "User", name: SETTLER, role: "admin" }]);
@@ -2351,6 +2439,155 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       log(`     (${refusedAtCreate.length} of the five refused at create)`);
     });
     // end feature: budget
+    // feature: environments
+    // Environments: a Project of the run's with three, each a Namespace of
+    // its own; names no other Project can take; an
+    // existing Namespace brought under one by an admin alone; and one taken
+    // out of a protected Project, kept. Each tried as a tenant would.
+    const ENVIRONED = `e2e-${RUN}-envs`;
+    const inEnvironment = (environment: string) => environmentNamespace(ENVIRONED, environment);
+    const ENV_ADMIN = `e2e-${RUN}-env-admin`;
+    const ENV_EDITOR = `e2e-${RUN}-env-editor`;
+    const asEnvironmentUser = (user: string) => ["--as", user, "--as-group", `e2e-${RUN}-env-people`];
+    // feature: guardrails
+    const STRICT_PROFILE = `e2e-${RUN}-strict`;
+    // What the run's profile gives, as step 20 left it.
+    const runProfilePods = () => must(["get", PROFILE.plural, RUN_PROFILE, "-o", "jsonpath={.spec.resourceQuota.hard.pods}"]);
+    // end feature: guardrails
+    await step(`75. Project ${ENVIRONED} with environments dev, staging and prod gets exactly their three Namespaces, each as its environment declares it; ${ENV_EDITOR}, edit in dev and view in prod, is refused a write in prod`, async () => {
+      // feature: guardrails
+      await create({ apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name: STRICT_PROFILE }, spec: { resourceQuota: { hard: { pods: "2" } }, podSecurity: "restricted" } });
+      // end feature: guardrails
+      const spec: Record<string, unknown> = {
+        ...CREATED,
+        environments: [
+          { name: "dev" },
+          { name: "staging" },
+          {
+            name: "prod",
+            profile: STRICT_PROFILE, // feature: guardrails
+            members: [{ kind: "User", name: ENV_EDITOR, role: "view" }], // feature: members
+          },
+        ],
+      };
+      // feature: guardrails
+      spec["profile"] = RUN_PROFILE;
+      // end feature: guardrails
+      // feature: members
+      spec["members"] = [
+        { kind: "User", name: ENV_ADMIN, role: "admin" },
+        { kind: "User", name: ENV_EDITOR, role: "edit" },
+      ];
+      // end feature: members
+      await create({ ...project(ENVIRONED), spec });
+      await waitForReady(ENVIRONED);
+      const owned = (await must(["get", "namespaces", "-l", `${PROJECT_LABEL}=${ENVIRONED}`, "-o", "jsonpath={.items[*].metadata.name}"])).split(" ").sort();
+      assert.deepEqual(owned, ["dev", "prod", "staging"].map(inEnvironment), "exactly the environments' Namespaces, and no other");
+      assert.equal(await must(["get", "namespace", namespaceNameFor(ENVIRONED), "--ignore-not-found", "-o", "name"]), "", `${namespaceNameFor(ENVIRONED)} was made`);
+      assert.equal(await must(["get", PARENT.singular, ENVIRONED, "-o", "jsonpath={.status.environments[*].state}"]), "Active Active Active");
+      // feature: guardrails
+      const podsIn = (environment: string) => must(["get", "resourcequota", GUARDRAIL_NAMES.ResourceQuota, "-n", inEnvironment(environment), "-o", "jsonpath={.spec.hard.pods}"]);
+      const runPods = await runProfilePods();
+      assert.deepEqual([await podsIn("dev"), await podsIn("staging"), await podsIn("prod")], [runPods, runPods, "2"]);
+      const level = (environment: string) => must(["get", "namespace", inEnvironment(environment), "-o", `jsonpath={.metadata.labels.${POD_SECURITY_LABEL.replaceAll(".", "\\.")}}`]);
+      assert.deepEqual([await level("dev"), await level("prod")], ["baseline", "restricted"]);
+      // end feature: guardrails
+      // feature: members
+      const mayIn = (user: string, verb: string, resource: string, environment: string) =>
+        kubectl(["auth", "can-i", verb, resource, "-n", inEnvironment(environment), ...asEnvironmentUser(user)]).then((result) => result.ok);
+      await eventually(`${ENV_EDITOR} may create configmaps in dev`, () => mayIn(ENV_EDITOR, "create", "configmaps", "dev"));
+      await eventually(`${ENV_ADMIN} may patch ${ENVIRONED}`, async () => (await kubectl(["auth", "can-i", "patch", `${PARENT.plural}/${ENVIRONED}`, ...asEnvironmentUser(ENV_ADMIN)])).ok);
+      await eventually(`${ENV_EDITOR} may read pods in prod`, () => mayIn(ENV_EDITOR, "get", "pods", "prod"));
+      assert.equal(await mayIn(ENV_EDITOR, "create", "configmaps", "prod"), false, `${ENV_EDITOR} may write in prod`);
+      // The tenant tries it: a write in prod, and granting themselves edit there by a RoleBinding.
+      const write = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "e2e-write", namespace: inEnvironment("prod") }, data: { by: ENV_EDITOR } } as KubeObject;
+      assert.match(await refusedTo(asEnvironmentUser(ENV_EDITOR), ["create", "-f", "-"], stringify(write)), /forbidden/i);
+      const grant = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "e2e-self-grant", namespace: inEnvironment("prod") }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" }, subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: ENV_EDITOR }] } as KubeObject;
+      assert.match(await refusedTo(asEnvironmentUser(ENV_EDITOR), ["create", "-f", "-"], stringify(grant)), /forbidden/i);
+      // feature: guardrails
+      // Nor may the Project's admin take prod off the profile a cluster admin gave it.
+      const loosened = JSON.stringify({ spec: { environments: [{ name: "dev" }, { name: "staging" }, { name: "prod", members: [{ kind: "User", name: ENV_EDITOR, role: "view" }] }] } });
+      assert.match(await refusedTo(asEnvironmentUser(ENV_ADMIN), ["patch", PARENT.singular, ENVIRONED, "--type=merge", "-p", loosened]), new RegExp(`Environment prod is on ProjectProfile ${STRICT_PROFILE}, which a cluster admin assigned`));
+      // end feature: guardrails
+      // end feature: members
+    });
+
+    await step(`76. names that could collide: Project e2e-${RUN}-a's environment b is ${environmentNamespace(`e2e-${RUN}-a`, "b")}, and a Project e2e-${RUN}-a--b is refused at create, to a cluster admin too; e2e-${RUN}-a-b gets only its own`, async () => {
+      const a = `e2e-${RUN}-a`;
+      await create({ ...project(a), spec: { ...CREATED, environments: [{ name: "b" }] } });
+      const twin = project(`${a}--b`);
+      assert.match(await refusedTo([], ["create", "-f", "-"], stringify(twin)), /a new Project's name may not contain '--'/);
+      // A tenant's tries: an environment named so that it starts a '--' of its own, or naming another Project's Namespace.
+      assert.match(await refusedTo([], ["create", "-f", "-"], stringify({ ...project(`${a}-x`), spec: { environments: [{ name: "-b" }] } })), /should match/);
+      assert.match(await refusedTo([], ["create", "-f", "-"], stringify({ ...project(`${a}-y`), spec: { environments: [{ name: "b", namespace: namespaceNameFor(a) }] } })), /may not start with/);
+      const hyphened = project(`${a}-b`);
+      await create(hyphened);
+      await waitForReady(a);
+      await waitForReady(hyphened.metadata.name);
+      const ownedBy = async (name: string) => (await must(["get", "namespaces", "-l", `${PROJECT_LABEL}=${name}`, "-o", "jsonpath={.items[*].metadata.name}"])).split(" ").sort();
+      assert.deepEqual(await ownedBy(a), [environmentNamespace(a, "b")]);
+      assert.deepEqual(await ownedBy(hyphened.metadata.name), [namespaceNameFor(hyphened.metadata.name)]);
+    });
+
+    // feature: adoption
+    const PAYMENTS = `e2e-${RUN}-payments-env`;
+    await step(`77. a cluster admin brings Namespace ${PAYMENTS}, made by hand with data, under ${ENVIRONED} as environment payments, everything in it kept; ${ENV_ADMIN}, the Project's admin, cannot name it, nor label it`, async () => {
+      await create({ apiVersion: "v1", kind: "Namespace", metadata: { name: PAYMENTS, labels: { team: "payments" } } } as KubeObject);
+      await create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ledger", namespace: PAYMENTS }, data: { balance: "42" } } as KubeObject);
+      const environments = JSON.parse(await must(["get", PARENT.singular, ENVIRONED, "-o", "jsonpath={.spec.environments}"]));
+      const withPayments = JSON.stringify({ spec: { environments: [...environments, { name: "payments", namespace: PAYMENTS }] } });
+      // feature: members
+      const refusal = await refusedTo(asEnvironmentUser(ENV_ADMIN), ["patch", PARENT.singular, ENVIRONED, "--type=merge", "-p", withPayments]);
+      assert.match(refusal, new RegExp(`Environment payments names Namespace ${PAYMENTS}: bringing an existing Namespace under a Project takes the verb administer`));
+      assert.match(await refusedTo(asEnvironmentUser(ENV_ADMIN), ["label", "namespace", PAYMENTS, `controller-uid=x`]), /forbidden/i);
+      // end feature: members
+      await must(["patch", PARENT.singular, ENVIRONED, "--type=merge", "-p", withPayments]);
+      await must(["wait", readyReason("EnvironmentConflict"), `${PARENT.singular}/${ENVIRONED}`, `--timeout=${TIMEOUT}`]);
+      const message = await must(["get", PARENT.singular, ENVIRONED, "-o", "jsonpath={.status.conditions[0].message}"]);
+      const command = new RegExp(`brings ${PAYMENTS} under this \\S+, with all it holds: (kubectl label .*)$`).exec(message)?.[1];
+      assert.ok(command, message);
+      assert.ok(options.plugin, "no way to run a shell command as a person does was given");
+      const adopting = await options.plugin(command, [], interrupted);
+      assert.ok(adopting.ok, adopting.stderr);
+      await waitForReady(ENVIRONED);
+      const adopted = JSON.parse(await must(["get", "namespace", PAYMENTS, "-o", "json"]));
+      assert.deepEqual(adopted.metadata.ownerReferences?.map((owner: { kind: string; name: string }) => `${owner.kind} ${owner.name}`), [`${PARENT.kind} ${ENVIRONED}`]);
+      assert.equal(adopted.metadata.labels.team, "payments");
+      assert.equal(adopted.metadata.labels[PROJECT_LABEL], ENVIRONED);
+      assert.equal(await must(["get", "configmap", "ledger", "-n", PAYMENTS, "-o", "jsonpath={.data.balance}"]), "42");
+      // feature: guardrails
+      assert.equal(await must(["get", "resourcequota", GUARDRAIL_NAMES.ResourceQuota, "-n", PAYMENTS, "-o", "jsonpath={.spec.hard.pods}"]), await runProfilePods());
+      // end feature: guardrails
+    });
+    // end feature: adoption
+
+    // feature: deletion-protection
+    await step(`78. staging taken out of ${ENVIRONED}, protected, stays with what it holds; the status says it is kept and how it goes; nobody deletes it while the Project is protected`, async () => {
+      await must(["patch", PARENT.singular, ENVIRONED, "--type=merge", "-p", JSON.stringify({ spec: { deletionProtection: true } })]);
+      await must(["create", "configmap", "kept", "-n", inEnvironment("staging"), "--from-literal=kept=yes"]);
+      const environments: { name: string }[] = JSON.parse(await must(["get", PARENT.singular, ENVIRONED, "-o", "jsonpath={.spec.environments}"]));
+      const without = environments.filter((environment) => environment.name !== "staging");
+      // feature: members
+      // The tenant's typo: staging renamed stagng by its admin, which adds one and keeps the other.
+      await must(["patch", PARENT.singular, ENVIRONED, "--type=merge", "-p", JSON.stringify({ spec: { environments: [...without, { name: "stagng" }] } }), ...asEnvironmentUser(ENV_ADMIN)]);
+      // end feature: members
+      await must(["patch", PARENT.singular, ENVIRONED, "--type=merge", "-p", JSON.stringify({ spec: { environments: without } })]);
+      await waitForReady(ENVIRONED);
+      await eventually(`${inEnvironment("staging")} is Kept in the status`, async () =>
+        (await must(["get", PARENT.singular, ENVIRONED, "-o", "jsonpath={.status.environments[?(@.namespace==\"" + inEnvironment("staging") + "\")].state}"])) === "Kept");
+      const message = await must(["get", PARENT.singular, ENVIRONED, "-o", "jsonpath={.status.conditions[0].message}"]);
+      assert.match(message, new RegExp(`no environment names Namespace [^:]*${inEnvironment("staging")}[^:]* any more: kept with all it holds`));
+      assert.equal(await must(["get", "configmap", "kept", "-n", inEnvironment("staging"), "-o", "jsonpath={.data.kept}"]), "yes");
+      assert.equal(JSON.parse(await must(["get", "namespace", inEnvironment("staging"), "-o", "jsonpath={.metadata.labels}"]))[PROTECTED_BY_LABEL], ENVIRONED);
+      const deleted = await kubectl(["delete", "namespace", inEnvironment("staging"), "--dry-run=server"]);
+      assert.equal(deleted.ok, false, `${inEnvironment("staging")} deleted while its Project is protected`);
+      // feature: guardrails
+      assert.equal(await must(["get", "resourcequota", GUARDRAIL_NAMES.ResourceQuota, "-n", inEnvironment("staging"), "-o", "jsonpath={.spec.hard.pods}"]), await runProfilePods(), "its guardrails stay");
+      // end feature: guardrails
+      await must(["patch", PARENT.singular, ENVIRONED, "--type=merge", "-p", JSON.stringify({ spec: { deletionProtection: false } })]);
+    });
+    // end feature: deletion-protection
+    // end feature: environments
 
     // An upgrade is applying k8s.yaml again, and it must leave what an admin
     // configured as they wrote it: k8s.yaml holds none of it. The run made

@@ -20,8 +20,11 @@ import {
   RULE_ANNOTATIONS,
   COUNTED_RESOURCES,
   LIMITED_RESOURCES,
+  PROJECT_QUOTA_NAME,
   compareQuantities,
   guardrails,
+  nanosOf,
+  quantityOf,
   type Guardrail,
   type LimitRange,
   type NetworkPolicy,
@@ -463,3 +466,196 @@ describe("guardrails from the Project's profile", () => {
   });
 });
 
+
+describe("guardrails: one quota across a Project's Namespaces", () => {
+  // A Project on profile team, whose total holds across its Namespaces; the
+  // environments a Project may hold are planned one Namespace at a time,
+  // as here, each with its own profile in `spec`.
+  const TOTAL = { pods: "10", "requests.cpu": "4", "requests.memory": "8Gi" };
+  const team: ProfileSpec = { resourceQuota: { hard: { pods: "20", resourcequotas: "1" } }, projectQuota: { hard: TOTAL } };
+  const DEV = `${SHOP}-dev`;
+  const STAGING = `${SHOP}-staging`;
+  const total = (answer: { children: { kind: string; metadata: { name: string } }[] }) =>
+    answer.children.find((child) => child.kind === "ResourceQuota" && child.metadata.name === PROJECT_QUOTA_NAME) as ResourceQuota | undefined;
+  /** The Project's quotas across Namespaces as observed, each with this usage. */
+  const using = (usage: Record<string, Record<string, string> | undefined>, children = namespaces({ [SHOP]: "Active" })) => {
+    const observed = structuredClone(children);
+    for (const [namespace, used] of Object.entries(usage)) {
+      observed[RESOURCE_QUOTAS]![`${namespace}/${PROJECT_QUOTA_NAME}`] = {
+        apiVersion: "v1",
+        kind: "ResourceQuota",
+        metadata: { name: PROJECT_QUOTA_NAME, namespace, labels: { [PROFILE_LABEL]: "team" } },
+        spec: { hard: { ...TOTAL } },
+        ...(used ? { status: { used } } : {}),
+      };
+    }
+    return observed;
+  };
+  /** One Namespace's plan, `profile` its own, as an environment's would be. */
+  const planIn = (namespace: string, children: ObservedChildren, { profile = "team", profiles = { team } as Record<string, ProfileSpec> } = {}) =>
+    guardrails.plan({
+      project: project("shop", { spec: { profile: "team" } }),
+      spec: { profile },
+      namespace,
+      observed: { metadata: { name: namespace }, status: { phase: "Active" } },
+      active: true,
+      children,
+      related: related({}, profiles),
+      finalizing: false,
+      earlierInPlace: true,
+    } as never);
+  const hardIn = (namespace: string, children: ObservedChildren, options?: Parameters<typeof planIn>[2]) => total(planIn(namespace, children, options))?.spec.hard;
+
+  test("each Namespace may use what it uses plus what is left of the total, which moves with usage between Namespaces", () => {
+    const observed = using({ [SHOP]: { pods: "3", "requests.cpu": "1500m", "requests.memory": "1Gi" }, [DEV]: { pods: "2", "requests.cpu": "500m", "requests.memory": "3Gi" } });
+    assert.deepEqual(hardIn(SHOP, observed), { pods: "8", "requests.cpu": "3500m", "requests.memory": "5Gi" });
+    assert.deepEqual(hardIn(DEV, observed), { pods: "7", "requests.cpu": "2500m", "requests.memory": "7Gi" });
+    // A Namespace whose quota is not observed yet gets the headroom alone.
+    assert.deepEqual(hardIn(STAGING, observed), { pods: "5", "requests.cpu": "2", "requests.memory": "4Gi" });
+    // Pods moved from one Namespace to the other: the same total, shared anew.
+    const moved = using({ [SHOP]: { pods: "0", "requests.cpu": "0", "requests.memory": "0" }, [DEV]: { pods: "5", "requests.cpu": "2", "requests.memory": "4Gi" } });
+    assert.deepEqual(hardIn(SHOP, moved), { pods: "5", "requests.cpu": "2", "requests.memory": "4Gi" });
+    assert.deepEqual(hardIn(DEV, moved), { pods: "10", "requests.cpu": "4", "requests.memory": "8Gi" });
+  });
+
+  test("with one Namespace, its quota across Namespaces is the total, and a quota not yet counted counts as nothing used", () => {
+    assert.deepEqual(hardIn(SHOP, using({})), TOTAL);
+    assert.deepEqual(hardIn(SHOP, using({ [SHOP]: undefined })), TOTAL);
+    assert.deepEqual(hardIn(SHOP, using({ [SHOP]: { pods: "4" } })), TOTAL);
+  });
+
+  test("the headroom is never negative: over the total, each Namespace may use what it uses and nothing more", () => {
+    const over = using({ [SHOP]: { pods: "7", "requests.cpu": "3", "requests.memory": "6Gi" }, [DEV]: { pods: "6", "requests.cpu": "2", "requests.memory": "3Gi" } });
+    assert.deepEqual(hardIn(SHOP, over), { pods: "7", "requests.cpu": "3", "requests.memory": "6Gi" });
+    assert.deepEqual(hardIn(DEV, over), { pods: "6", "requests.cpu": "2", "requests.memory": "3Gi" });
+    assert.deepEqual(hardIn(STAGING, over), { pods: "0", "requests.cpu": "0", "requests.memory": "0" });
+  });
+
+  test("a usage that cannot be read leaves no headroom", () => {
+    const unreadable = using({ [SHOP]: { pods: "1" }, [DEV]: { pods: "many" } });
+    assert.equal(hardIn(SHOP, unreadable)?.["pods"], "1");
+  });
+
+  test("the total is the Project's own profile's, whatever profile the Namespace has, so Namespaces on different profiles share one", () => {
+    const strict: ProfileSpec = { resourceQuota: { hard: { pods: "5" } }, projectQuota: { hard: { pods: "1" } } };
+    const observed = using({ [SHOP]: { pods: "3" } });
+    const plan = planIn(DEV, observed, { profile: "strict", profiles: { team, strict } });
+    assert.deepEqual(total(plan)?.spec.hard, { pods: "7", "requests.cpu": "4", "requests.memory": "8Gi" });
+    assert.deepEqual(total(plan)?.metadata.labels, { [PROFILE_LABEL]: "team" });
+    // The Namespace's own quota is its profile's.
+    assert.deepEqual(plan.children.find((child) => child.metadata.name === "project-quota")?.["spec" as never], { hard: { pods: "5" } });
+    // A Namespace on a profile with a total, of a Project on one without, gets none.
+    assert.equal(total(planIn(DEV, observed, { profile: "strict", profiles: { team: {}, strict } })), undefined);
+  });
+
+  test("while the Project's profile cannot be read, a Namespace on another profile keeps its quota across Namespaces as observed, gets none made, and says why", () => {
+    const observed = using({ [SHOP]: { pods: "3" } });
+    (observed[RESOURCE_QUOTAS]![`${SHOP}/${PROJECT_QUOTA_NAME}`]!["spec"] as any).hard.pods = "6";
+    const other = { other: { resourceQuota: { hard: { pods: "5" } } } };
+    const plan = planIn(SHOP, observed, { profile: "other", profiles: other });
+    assert.equal(total(plan)?.spec.hard["pods"], "6");
+    assert.equal(plan.unavailable?.reason, "ProfileNotFound");
+    assert.match(plan.unavailable?.message ?? "", /^ProjectProfile team does not exist, so Namespace /);
+    assert.equal(total(planIn(DEV, observed, { profile: "other", profiles: other })), undefined);
+  });
+
+  test("the same usage gives the same answer, a quantity stored another way is asked for as stored, and a synced Project is a fixed point", () => {
+    const observed = using({ [SHOP]: { pods: "3", "requests.cpu": "1500m", "requests.memory": "1Gi" }, [DEV]: { pods: "2", "requests.cpu": "500m", "requests.memory": "3Gi" } });
+    assert.deepEqual(planIn(SHOP, observed), planIn(SHOP, structuredClone(observed)));
+    (observed[RESOURCE_QUOTAS]![`${SHOP}/${PROJECT_QUOTA_NAME}`]!["spec"] as any).hard = { pods: "8", "requests.cpu": "3.5", "requests.memory": "5120Mi" };
+    assert.deepEqual(hardIn(SHOP, observed), { pods: "8", "requests.cpu": "3.5", "requests.memory": "5120Mi" });
+    const first = sync(project("shop", { spec: { profile: "team" } }), namespaces({ [SHOP]: "Active" }), related({}, { team }), at);
+    const settled = withObserved(namespaces({ [SHOP]: "Active" }), first.children.filter((child) => child.kind !== "Namespace"));
+    const again = sync(project("shop", { spec: { profile: "team" }, status: first.status }), settled, related({}, { team }), at);
+    assert.deepEqual(again.children, first.children);
+  });
+
+  test("a Project gets ResourceQuota project-total-quota beside its Namespace's own; Ready waits for it to exist, not for its hard, which moves with usage", () => {
+    const onTeam = project("shop", { spec: { profile: "team" }, status: SETTLED });
+    const answer = sync(onTeam, namespaces({ [SHOP]: "Active" }), related({}, { team }), at);
+    assert.deepEqual(childrenOfKind<ResourceQuota>(answer, ["ResourceQuota"]).map((quota) => quota.metadata.name), ["project-quota", PROJECT_QUOTA_NAME]);
+    const withoutTotal = withObserved(namespaces({ [SHOP]: "Active" }), answer.children.filter((child) => child.kind !== "Namespace" && child.metadata.name !== PROJECT_QUOTA_NAME));
+    assert.equal(ready(sync(onTeam, withoutTotal, related({}, { team }), at)).message, `Namespace ${SHOP} is Active; waiting for ResourceQuota ${PROJECT_QUOTA_NAME} to be as its profile says.`);
+    const settled = withObserved(namespaces({ [SHOP]: "Active" }), answer.children.filter((child) => child.kind !== "Namespace"));
+    (settled[RESOURCE_QUOTAS]![`${SHOP}/${PROJECT_QUOTA_NAME}`]!["spec"] as any).hard.pods = "9";
+    assert.equal(ready(sync(onTeam, settled, related({}, { team }), at)).reason, "NamespaceActive");
+    assert.equal(total(sync(onTeam, settled, related({}, { team }), at))?.spec.hard["pods"], "10", "put back to what the usage leaves");
+  });
+
+  // feature: environments
+  test("a Project's environments, on different profiles, each get a share of the Project's own profile's total, by what each uses", () => {
+    const strict: ProfileSpec = { resourceQuota: { hard: { pods: "5" } }, projectQuota: { hard: { pods: "1" } } };
+    const cart = project("cart", { spec: { profile: "team", environments: [{ name: "dev" }, { name: "prod", profile: "strict" }] }, status: SETTLED });
+    const [dev, prod] = [`${namespaceOf("cart")}--dev`, `${namespaceOf("cart")}--prod`];
+    const observed = using({ [dev]: { pods: "3", "requests.cpu": "1", "requests.memory": "2Gi" }, [prod]: { pods: "1", "requests.cpu": "500m", "requests.memory": "1Gi" } }, namespaces({ [dev]: "Active", [prod]: "Active" }));
+    const answer = sync(cart, observed, related({}, { team, strict }), at);
+    const quotas = (namespace: string) => Object.fromEntries(childrenOfKind<ResourceQuota>(answer, ["ResourceQuota"]).filter((quota) => quota.metadata.namespace === namespace).map((quota) => [quota.metadata.name, quota.spec.hard]));
+    assert.deepEqual(quotas(dev), { "project-quota": { pods: "20", resourcequotas: "2" }, [PROJECT_QUOTA_NAME]: { pods: "9", "requests.cpu": "3500m", "requests.memory": "7Gi" } });
+    assert.deepEqual(quotas(prod), { "project-quota": { pods: "5" }, [PROJECT_QUOTA_NAME]: { pods: "7", "requests.cpu": "3", "requests.memory": "6Gi" } });
+  });
+  // end feature: environments
+
+  test("a Namespace quota that counts ResourceQuotas counts the one across Namespaces too, so that Metacontroller can create it", () => {
+    assert.equal((planIn(SHOP, using({})).children[0] as ResourceQuota).spec.hard["resourcequotas"], "2");
+    const alone = { team: { resourceQuota: { hard: { resourcequotas: "1" } } } };
+    assert.equal((planIn(SHOP, using({}), { profiles: alone }).children[0] as ResourceQuota).spec.hard["resourcequotas"], "1");
+  });
+
+  test("quantities are read in every form the API server writes, and written as it writes them back", () => {
+    for (const [quantity, nanos] of [["1500m", 1_500_000_000n], ["2Gi", 2n * 1024n ** 3n * 10n ** 9n], ["1e3", 10n ** 12n], ["5n", 5n], ["3u", 3000n], ["0.5", 500_000_000n], ["1.5Ki", 1536n * 10n ** 9n], ["0.1n", 1n]] as const) {
+      assert.equal(nanosOf(quantity), nanos, quantity);
+    }
+    for (const bad of ["", ".", "-1", "1 Gi", "1gi", "1e", "Gi"]) assert.equal(nanosOf(bad), undefined, JSON.stringify(bad));
+    for (const [nanos, binary, written] of [[0n, true, "0"], [1_500_000_000n, false, "1500m"], [2000n * 10n ** 9n, false, "2k"], [1500n * 10n ** 9n, false, "1500"], [1536n * 1024n ** 2n * 10n ** 9n, true, "1536Mi"], [2000n * 10n ** 9n, true, "2k"], [512n * 10n ** 9n, true, "512"], [5n, false, "5n"], [1024n ** 7n * 10n ** 9n, true, "1024Ei"], [2n * 10n ** 18n * 10n ** 9n, false, "2E"], [3n * 10n ** 21n * 10n ** 9n, false, "3000E"]] as const) {
+      assert.equal(quantityOf(nanos, binary), written, `${nanos} ${binary}`);
+    }
+    const random = seeded(7);
+    for (let round = 0; round < 2000; round++) {
+      const nanos = BigInt(Math.floor(random() * 1e6)) * 10n ** BigInt(Math.floor(random() * 25));
+      const binary = random() < 0.5;
+      const written = quantityOf(nanos, binary);
+      assert.equal(nanosOf(written), nanos, written);
+      // Written again from what it reads as, the same: the API server's canonical form is a fixed point.
+      assert.equal(quantityOf(nanosOf(written)!, /i$/.test(written)), written);
+    }
+  });
+
+  test("a burst in k Namespaces at once, each filling what the last sync left it, passes the total by at most (k - 1) times that sync's headroom, over many random states", () => {
+    const random = seeded(49);
+    const whole = (most: number) => BigInt(Math.floor(random() * (most + 1)));
+    for (let round = 0; round < 3000; round++) {
+      const k = 1 + Math.floor(random() * 4);
+      const limit = whole(30);
+      const namespaces_ = Array.from({ length: k }, (_, index) => `${SHOP}-${index}`);
+      // Some Namespaces not observed yet; usage anywhere from none to past the total.
+      const usage = Object.fromEntries(namespaces_.filter(() => random() < 0.8).map((namespace) => [namespace, whole(20)]));
+      const observed = using(Object.fromEntries(Object.entries(usage).map(([namespace, used]) => [namespace, { pods: String(used) }])));
+      const planned = { team: { projectQuota: { hard: { pods: String(limit) } } } };
+      const hard = Object.fromEntries(namespaces_.map((namespace) => [namespace, nanosOf(hardIn(namespace, observed, { profiles: planned })!["pods"]!)! / NANO]));
+      const before = Object.values(usage).reduce((sum, used) => sum + used, 0n);
+      const headroom = limit > before ? limit - before : 0n;
+      // Each Namespace then uses anything up to its hard (quota admission refuses more); at most, all of it.
+      const after = namespaces_.reduce((sum, namespace) => sum + (random() < 0.5 ? hard[namespace]! : whole(Number(hard[namespace]!))), 0n);
+      const most = namespaces_.reduce((sum, namespace) => sum + hard[namespace]!, 0n);
+      const bound = (limit > before ? limit : before) + BigInt(k - 1) * headroom;
+      assert.ok(after <= bound, `round ${round}: ${after} > ${bound}`);
+      assert.equal(most, before + BigInt(k) * headroom, `round ${round}: the bound is reached when every Namespace fills its hard`);
+      // Past the total, the next sync leaves no Namespace more than it uses.
+      const filled = using(Object.fromEntries(namespaces_.map((namespace) => [namespace, { pods: String(hard[namespace]) }])));
+      if (most >= limit) for (const namespace of namespaces_) assert.equal(nanosOf(hardIn(namespace, filled, { profiles: planned })!["pods"]!), hard[namespace]! * NANO);
+    }
+  });
+});
+
+const NANO = 10n ** 9n;
+/** A small deterministic generator (mulberry32), so that a failing state can be found again. */
+function seeded(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -280,7 +280,7 @@ describe("take-away: nothing of a feature is left behind", () => {
         ...added("spec").flatMap((field) => [`spec.${field}`, ...(/[A-Z]/.test(field) ? [field] : [])]),
         ...added("status").map((field) => `status.${field}`),
         ...[...kindsBefore].filter((kind) => !keptKinds.has(kind)),
-        ...[...policiesBefore].filter((name) => !keptPolicies.has(name)).flatMap((name) => [name, name.slice(`${PARENT.plural}.${GROUP}-`.length)]),
+        ...[...policiesBefore].filter((name) => !keptPolicies.has(name)).flatMap((name) => [name, name.slice(`${PARENT.plural}.${GROUP}-`.length)].filter((word) => word.includes("-"))),
         ...owned(feature),
       ];
       // Each word's pattern made once, not once for each line of the repository.

@@ -1,0 +1,120 @@
+// What the API server admits of the environments feature: the CRD's rules on
+// spec.environments, judged alike by sync, and the environments policy: no
+// new Project named with '--', an existing Namespace named only by an
+// admin, and what each environment declares as the Project could.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT, sync } from "../sync.ts";
+import { ENVIRONMENT_RULES, MAX_ENVIRONMENTS } from "../features/environments.ts";
+import { ADMINISTER, assertBoundToDeny, policyNamed, projectSchema } from "./admission.ts";
+import { admit } from "./cel.ts";
+import { admissionErrors } from "./crd-schema.ts";
+import { namespaces, project, ready, related } from "./helpers.ts";
+
+const policy = policyNamed("environments");
+const projectNamed = (name: string, spec: Record<string, unknown>) => ({ apiVersion: API_VERSION, kind: PARENT.kind, metadata: { name }, spec });
+const asked = (operation: "CREATE" | "UPDATE", object: any, oldObject: any, username: string, authorized: string[] = []) =>
+  admit(policy, { operation, resource: { group: GROUP, resource: PARENT.plural }, name: object.metadata.name, object, oldObject, username, authorized });
+/** Whether the CRD admits a Project of this name and spec, and whether sync carries it out. */
+const judged = (name: string, environments: unknown[]) => {
+  const crd = admissionErrors(projectSchema, projectNamed(name, { environments }));
+  const reason = ready(sync(project(name, { spec: { environments } }), namespaces(), related(), () => new Date())).reason;
+  return { crd: crd.length === 0, sync: reason !== "InvalidEnvironments", errors: crd };
+};
+
+describe("admission: environments as the CRD and sync judge them", () => {
+  test("the policy is bound to deny", () => assertBoundToDeny(policy));
+
+  const longest = 63 - NAMESPACE_PREFIX.length - "shop".length - 2;
+  for (const [what, name, list, admitted] of [
+    ["three environments", "shop", [{ name: "dev" }, { name: "staging" }, { name: "prod" }], true],
+    ["an environment as long as a Namespace name of 63 characters allows", "shop", [{ name: "e".repeat(longest) }], true],
+    ["one a character longer", "shop", [{ name: "e".repeat(longest + 1) }], false],
+    ["a name that is not a DNS label", "shop", [{ name: "Dev" }], false],
+    ["a name starting with '-'", "shop", [{ name: "-dev" }], false],
+    ["one name twice", "shop", [{ name: "dev" }, { name: "dev" }], false],
+    [`${MAX_ENVIRONMENTS + 1} environments`, "shop", Array.from({ length: MAX_ENVIRONMENTS + 1 }, (_, at) => ({ name: `e${at}` })), false],
+    ["a namespace of a Project's prefix", "shop", [{ name: "dev", namespace: `${NAMESPACE_PREFIX}other` }], false],
+    ["two environments naming one Namespace", "shop", [{ name: "a", namespace: "payments" }, { name: "b", namespace: "payments" }], false],
+    ["environments on a Project named with '--'", "a--b", [{ name: "c" }], false],
+  ] as const) {
+    test(`the CRD and sync agree on ${what}: ${admitted ? "admitted" : "refused"}`, () => {
+      const verdict = judged(name, [...list]);
+      assert.equal(verdict.crd, admitted, `CRD: ${verdict.errors.join("; ")}`);
+      assert.equal(verdict.sync, admitted, "sync");
+    });
+  }
+
+  test("a Project named with '--' is refused by the CRD with the sentence sync says", () => {
+    const { errors } = judged("a--b", [{ name: "c" }]);
+    assert.ok(errors.some((error) => error.includes("a Project whose name contains '--' may not declare environments")), errors.join("; "));
+    assert.ok(ENVIRONMENT_RULES.legacy.startsWith("a Project whose name contains '--' may not declare environments"));
+  });
+});
+
+describe("admission: the environments policy", () => {
+  const tenant = "robin";
+  test("a new Project's name may not contain '--'; one named so before may still be updated", () => {
+    const refused = asked("CREATE", projectNamed("a--b", {}), null, tenant);
+    assert.equal(refused.allowed, false);
+    assert.match(String(refused.message), /a new Project's name may not contain '--'/);
+    assert.equal(asked("UPDATE", projectNamed("a--b", { license: "MIT" }), projectNamed("a--b", {}), tenant).allowed, true);
+    assert.equal(asked("CREATE", projectNamed("a-b", {}), null, tenant).allowed, true);
+  });
+
+  test("naming an existing Namespace as an environment takes administer: a tenant is refused, saying why; an admin may", () => {
+    const adopting = projectNamed("shop", { environments: [{ name: "payments", namespace: "payments" }] });
+    const refused = asked("UPDATE", adopting, projectNamed("shop", {}), tenant);
+    assert.equal(refused.allowed, false);
+    assert.equal(
+      refused.message,
+      `Environment payments names Namespace payments: bringing an existing Namespace under a Project takes the verb administer on ${PARENT.plural}.${GROUP}, ` +
+        `and ${tenant} does not hold it. Leave namespace out for a Namespace of its own, or ask a cluster admin.`,
+    );
+    assert.equal(asked("UPDATE", adopting, projectNamed("shop", {}), "pat", [ADMINISTER]).allowed, true);
+    // What an admin wrote stays, whoever edits the rest.
+    const edited = projectNamed("shop", { license: "MIT", environments: [{ name: "payments", namespace: "payments" }] });
+    assert.equal(asked("UPDATE", edited, adopting, tenant).allowed, true);
+    // Pointing it elsewhere is adopting again.
+    const moved = projectNamed("shop", { environments: [{ name: "payments", namespace: "kube-system" }] });
+    assert.equal(asked("UPDATE", moved, adopting, tenant).allowed, false);
+  });
+
+  // feature: guardrails
+  test("choosing a profile for an environment takes the verb use on it, and so does leaving one a cluster admin assigned, taking the environment out too", () => {
+    const on = (profile?: string) => projectNamed("shop", { environments: [{ name: "dev" }, { name: "prod", ...(profile ? { profile } : {}) }] });
+    const refused = asked("UPDATE", on("strict"), on(), tenant);
+    assert.equal(refused.allowed, false);
+    assert.match(String(refused.message), /^Choosing ProjectProfile strict for an environment takes the verb use on it, which robin does not have on each/);
+    assert.equal(asked("UPDATE", on("strict"), on(), tenant, [`${GROUP}/projectprofiles/use/strict`]).allowed, true);
+    const leaving = asked("UPDATE", on(), on("strict"), tenant);
+    assert.equal(leaving.allowed, false);
+    assert.match(String(leaving.message), /^Environment prod is on ProjectProfile strict, which a cluster admin assigned/);
+    const takenOut = asked("UPDATE", projectNamed("shop", { environments: [{ name: "dev" }] }), on("strict"), tenant);
+    assert.equal(takenOut.allowed, false);
+    assert.equal(asked("UPDATE", projectNamed("shop", { license: "MIT", environments: [{ name: "dev" }, { name: "prod", profile: "strict" }] }), on("strict"), tenant).allowed, true);
+  });
+  // end feature: guardrails
+
+  // feature: members
+  test("the CRD lets an environment list at most 20 members of its own, so the largest Project fits a request", () => {
+    const listing = (count: number) => [{ name: "dev", members: Array.from({ length: count }, (_, at) => ({ kind: "User", name: `u${at}`, role: "view" })) }];
+    assert.equal(admissionErrors(projectSchema, projectNamed("shop", { environments: listing(20) })).length, 0);
+    assert.notEqual(admissionErrors(projectSchema, projectNamed("shop", { environments: listing(21) })).length, 0);
+  });
+
+  test("a ServiceAccount of an environment's Namespace is at most an edit member there, in the Project's members or the environment's", () => {
+    const robot = (role: string) => ({ kind: "ServiceAccount", namespace: `${NAMESPACE_PREFIX}shop--prod`, name: "deployer", role });
+    for (const spec of [
+      { environments: [{ name: "prod", members: [robot("admin")] }] },
+      { members: [robot("admin")], environments: [{ name: "prod" }] },
+      { environments: [{ name: "prod", members: [{ kind: "Group", name: `system:serviceaccounts:${NAMESPACE_PREFIX}shop--prod`, role: "admin" }] }] },
+    ]) {
+      const refused = asked("CREATE", projectNamed("shop", spec), null, tenant);
+      assert.equal(refused.allowed, false, JSON.stringify(spec));
+      assert.match(String(refused.message), /is at most an edit member/);
+    }
+    assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "prod", members: [robot("edit")] }] }), null, tenant).allowed, true);
+  });
+  // end feature: members
+});
