@@ -540,7 +540,7 @@ function readProfile(profileName: string, related: RelatedProfiles, namespace: s
         reason: "ProfileNotFound",
         message:
           `ProjectProfile ${profileName} does not exist, so ${keeping}. ` +
-          "Set spec.profile to one that does (kubectl get projectprofiles), or ask a cluster admin to create it.",
+          "Set spec.profile to the name of a ProjectProfile that does (kubectl get projectprofiles), or ask a cluster admin to create it.",
       },
     };
   }

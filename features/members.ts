@@ -23,7 +23,7 @@ import type { ObservedNamespace, Readiness } from "../sync.ts";
 import type { Feature } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
-export const VOCABULARY = ["member", "members", "developer", "developers", "dana", "self-service", "requester role", "reader role", "my-projects", "krew"] as const;
+export const VOCABULARY = ["member", "members", "developer", "developers", "dana", "self-service", "requester role", "reader role", "my-projects", "krew", "verb `use`", "REQUESTER_ROLE", "everyone-requests"] as const;
 
 // ## The names
 //

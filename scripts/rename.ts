@@ -10,10 +10,10 @@
 //   --prefix   what its Namespaces' names start with, as team- (any length
 //              that leaves a name room: every length figure follows it)
 //   --rename   OLD=NEW, as often as needed: a feature's kind on its own
-//              (ProjectProfile=TeamClass, with its resource and singular),
+//              (ProjectClass=TeamClass, with its resource and singular),
 //              or a label (agrrh.com/project=example.org/team). Without it,
 //              a feature's kind named after the parent's follows the new
-//              kind (ProjectProfile becomes TeamProfile), and a label the
+//              kind (ProjectClass becomes TeamClass), and a label the
 //              group and kind it is spelt with.
 // The singular, and so the install's own names (its Namespace meta-<singular>,
 // its CompositeController controller-<singular>, the package
@@ -24,11 +24,14 @@
 // What it replaces is words, not substrings: the kind in each of its forms
 // (with Team for the new kind: `Teams`, `teams`, `TEAM`, `TEAMS`, also inside
 // identifiers such as `memberTeam` and `TEAM_LABEL`, never in a longer word
-// such as `teamed`), with "a" or "an" before it as the new word needs; the
+// such as `teamed`), with "a" or "an" before it as the new word needs (also
+// at the end of the line before, and before backticks); the
 // features' kinds that start with it; the group, also as escaped in a
-// regular expression; the prefix and short name where they stand alone. In
-// what speaks GitLab's API (the reference integrations and their stand-in),
-// GitLab's own lower-case `project` stays.
+// regular expression; the prefix and short name where they stand alone.
+// feature: integrations
+// In what speaks GitLab's API (the reference integrations and their
+// stand-in), GitLab's own lower-case `project` stays.
+// end feature: integrations
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -69,7 +72,7 @@ export function currentNames(manifest = readFileSync(new URL("k8s.yaml", root), 
 
 /**
  * The names after a rename to `kind`: a feature's kind named after the old
- * one follows it (ProjectProfile, TeamProfile), any other keeps its name;
+ * one follows it (ProjectClass, TeamClass), any other keeps its name;
  * `renames` (OLD=NEW) names a feature's kind or a label on its own.
  */
 export function namesAfter(from: Names, to: Omit<Names, "kinds" | "labels">, renames: [string, string][] = []): { from: Names; to: Names } {
@@ -110,7 +113,7 @@ const article = (word: string, capital: boolean) => (/^[AEIOU]/i.test(word) ? (c
 /** The longest name a resource may have so that its Namespace's name is a DNS-1123 label. */
 const longestName = (prefix: string) => 63 - prefix.length;
 
-/** The text with every old name replaced by the new one; `speaksGitLab` keeps GitLab's lower-case `project`. */
+/** The text with every old name replaced by the new one; `speaksGitLab` keeps another API's own lower-case word (`project`). */
 export function renamed(text: string, from: Names, given: Names, speaksGitLab = false): string {
   // Where the new names do not say what becomes of the features' kinds, they
   // follow the kind; where the old ones name none, none is renamed.
@@ -155,16 +158,18 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
   // may change alone (an empty word would match everywhere, so none is asked for).
   if (words.length === 0 && !labels && from.group === to.group && from.prefix === to.prefix && from.short === to.short) return text;
   // A form ends where the next character cannot continue it: a lower-case
-  // form is not followed by a lower-case letter (nor `_`, GitLab's
+  // form is not followed by a lower-case letter (nor `_`, another API's
   // `project_id`), an upper-case one not by an upper-case letter.
   const word = words.map((form) => `${escape(form)}${/^[A-Z]+$/.test(form) ? "(?![A-Z])" : "(?![a-z_])"}`).join("|");
   const pattern = new RegExp(
     [
       ...(labels ? [`(?<label>(?<![-a-z0-9])(?:${labels}))(?![-a-z0-9_.])`] : []),
-      ...(words.length ? [`(?<article>\\b(?:[Aa]n?) )(?<articled>${word})`] : []),
+      // The article may end a line whose next one, past a comment's mark, holds the kind (`a\n// Team`), and the kind alone may be in backticks.
+      ...(words.length ? [`(?<article>\\b[Aa]n?)(?<gap> |\\n[ \\t]*(?:(?:\\/\\/|\\*|#) )?)(?<tick>\`(?=(?:${word})\`))?(?<articled>${word})`] : []),
       `(?<escapedGroup>${escape(escape(from.group))})`,
       `(?<group>${escape(from.group)})`,
-      `(?<prefix>(?<![-a-z0-9])${escape(from.prefix)})`,
+      // The prefix where it stands alone, and in the uid test/helpers.ts gives an object after its name (`uid-of-proj-test`).
+      `(?<prefix>(?:(?<![-a-z0-9])|(?<=\\buid-of-))${escape(from.prefix)})`,
       // A short name that is the singular is the word itself, and follows it.
       ...(from.short === from.kind.toLowerCase() ? [] : [`(?<short>(?<![-a-z0-9./])${escape(from.short)}(?![-a-z0-9]))`]),
       ...(words.length ? [`(?<word>${word})`] : []),
@@ -172,8 +177,8 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
     ].join("|"),
     "g",
   );
-  // GitLab's lower-case word, but not a name of ours joined by a dash (the
-  // Namespace project-integrations, where the programs run).
+  // Another API's lower-case word, but not a name of ours joined by a dash
+  // (`project-controller`, or a Namespace where that API's programs run).
   return text.replace(pattern, (match, ...rest) => {
     const groups = rest.at(-1) as Record<string, string | undefined>;
     const next = (rest.at(-2) as string).charAt((rest.at(-3) as number) + match.length);
@@ -182,7 +187,7 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
       if (gitLabs(groups.articled)) return match;
       const replacement = wordOf.get(groups.articled)!;
       const capital = groups.article!.startsWith("A");
-      return `${article(replacement, capital)} ${replacement}`;
+      return `${article(replacement, capital)}${groups.gap}${groups.tick ?? ""}${replacement}`;
     }
     if (groups.label !== undefined) return labelOf.get(groups.label)!;
     if (groups.escapedGroup !== undefined) return escape(to.group);
@@ -195,11 +200,14 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
   });
 }
 
-/** Whether a file's text speaks GitLab's API: the stand-in's test, and the document of k8s.yaml that ships the programs. */
+/** The parts of a file's text, each saying whether it speaks another API than ours, whose own words stay. */
 export function gitLabParts(path: string, text: string): { text: string; speaksGitLab: boolean }[] {
+  // feature: integrations
+  // GitLab's: the stand-in's test, and the document of k8s.yaml that ships the programs.
   if (path.endsWith("-gitlab.test.ts")) return [{ text, speaksGitLab: true }];
-  if (path !== "k8s.yaml") return [{ text, speaksGitLab: false }];
-  return text.split(/(?=^---$)/m).map((document) => ({ text: document, speaksGitLab: /^ {2}name: gitlab-integrations$/m.test(document) }));
+  if (path === "k8s.yaml") return text.split(/(?=^---$)/m).map((document) => ({ text: document, speaksGitLab: /^ {2}name: gitlab-integrations$/m.test(document) }));
+  // end feature: integrations
+  return [{ text, speaksGitLab: false }];
 }
 
 // This script and its test speak of names in general, with examples of

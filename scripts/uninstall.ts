@@ -81,7 +81,12 @@ export class Refusal extends Error {}
 const objects = (list: KubeObject[]) => list.map((object) => stringify(reference(object))).join("---\n");
 
 type Plan = {
-  projects: { name: string; uid?: string; namespace?: string; protected?: boolean }[];
+  projects: {
+    name: string;
+    uid?: string;
+    namespace?: string;
+    protected?: boolean; // feature: deletion-protection
+  }[];
   /** Namespaces of Projects gone already (an earlier run's), still being deleted. */
   going: string[];
   bindings: KubeObject[];
@@ -214,9 +219,9 @@ export async function uninstall(options: UninstallOptions): Promise<void> {
   }
   const removeOwnRoles = plan.ownRoles.length > 0 && options.confirm !== undefined && !options.yes && (await options.confirm("Delete those roles and bindings of yours too? Type yes to: ")).trim() === "yes";
 
-  // What was confirmed is what goes: a Project protected or created since,
-  // one of the names listed deleted and made anew included (its uid is
-  // another), stops it here, before anything is deleted.
+  // What was confirmed is what goes: a Project created since, one of the
+  // names listed deleted and made anew included (its uid is another), or one
+  // that may no longer go, stops it here, before anything is deleted.
   const now = await survey(run, tolerant);
   refuseProtected(now); // feature: deletion-protection
   const names = (projects: Plan["projects"]) => projects.map((project) => `${project.name}/${project.uid ?? ""}`).sort().join(" ");

@@ -7,12 +7,12 @@
 // Ctrl-C), are most of the file's time. What only a real cluster shows (that the steps
 // pass) is the e2e's own job, which CI runs on a local control plane.
 import assert from "node:assert/strict";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
-import { runE2e as run, type E2eOptions } from "./e2e.ts";
+import { runE2e as run, StepSkipped, stepRunner, type E2eOptions } from "./e2e.ts";
 import { describeObject, kubectlProcess, standIn, type Call, type Rule } from "../scripts/kubectl.ts";
 import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
@@ -268,7 +268,24 @@ describe("e2e: a failure is readable in a CI log", () => {
     const events = output.indexOf(`events of ${PARENT.kind} ${project}:\nLAST SEEN`);
     const cleanup = output.indexOf(`ok   cleaned up ${PARENT.kind} ${project}`);
     assert.ok(status >= 0 && events > status && cleanup > events, output);
-    assert.match(output, /\ne2e: 2 passed, 1 failed\n$/, "the closing line counts the steps");
+    assert.match(output, /\ne2e: 2 passed, 1 failed, 0 skipped\n$/, "the closing line counts the steps");
+  });
+});
+
+describe("e2e: a step that cannot run here says so", () => {
+  test("a skipped step is reported skipped with its reason, counted apart from those passed, in the closing line docs/testing.md shows", async () => {
+    const lines: string[] = [];
+    const { step, summary } = stepRunner((line) => lines.push(line));
+    await step("1. runs", async () => {});
+    await step("72. needs a tool", async () => {
+      throw new StepSkipped("the tool is not built");
+    });
+    await assert.rejects(step("73. fails", async () => assert.fail("wrong")), /step "73\. fails" failed/);
+    assert.match(lines[0] ?? "", /^ok {3}1\. runs \(\d+\.\ds\)$/);
+    assert.deepEqual(lines.slice(1), ["skip 72. needs a tool: the tool is not built"]);
+    assert.equal(summary(true), "e2e: 1 passed, 1 failed, 1 skipped");
+    const documented = /`(e2e: N passed, N failed, N skipped)`/.exec(readFileSync(new URL("../docs/testing.md", import.meta.url), "utf8"))?.[1];
+    assert.equal(summary(false).replace(/\b\d+\b/g, "N"), documented, "docs/testing.md shows the closing line as the e2e prints it");
   });
 });
 

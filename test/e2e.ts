@@ -181,6 +181,35 @@ export function endedPod(outcome: "Succeeded" | "Failed", image: string) {
 
 class Skip extends Error {}
 class Refusal extends Error {}
+/** Thrown by a step that cannot run here (a tool not built): the step is reported skipped, with this reason, and counted apart. */
+export class StepSkipped extends Error {}
+
+/**
+ * Runs the e2e's steps one after another, and tells how many passed, failed
+ * and were skipped, in the closing line docs/testing.md shows. A skipped step
+ * is no pass: a run that skipped one says so, never only `ok`.
+ */
+export function stepRunner(log: (line: string) => void) {
+  const counts = { passed: 0, skipped: 0 };
+  return {
+    async step(what: string, action: () => Promise<void>) {
+      const started = Date.now();
+      try {
+        await action();
+      } catch (failure) {
+        if (failure instanceof StepSkipped) {
+          log(`skip ${what}: ${failure.message}`);
+          counts.skipped += 1;
+          return;
+        }
+        throw Object.assign(new Error(`step "${what}" failed`), { cause: failure });
+      }
+      log(`ok   ${what} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+      counts.passed += 1;
+    },
+    summary: (failed: boolean) => `e2e: ${counts.passed} passed, ${failed ? 1 : 0} failed, ${counts.skipped} skipped`,
+  };
+}
 
 /** Runs the e2e once and resolves with its exit code. */
 // feature: members
@@ -232,7 +261,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     return result.stdout.trim() !== "";
   }
 
-  // The run's own objects may be protected from deletion, by a step that
+  // The run's own objects may be held from deletion, by a step that
   // failed halfway or by k8s.yaml's guards: lift that first, as the
   // deliberate uninstall does. Where the object is gone already, the lifting
   // fails and the delete finds nothing.
@@ -292,17 +321,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     }
   }
 
-  let passedSteps = 0;
-  async function step(what: string, action: () => Promise<void>) {
-    const started = Date.now();
-    try {
-      await action();
-    } catch (failure) {
-      throw Object.assign(new Error(`step "${what}" failed`), { cause: failure });
-    }
-    log(`ok   ${what} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
-    passedSteps += 1;
-  }
+  const steps = stepRunner(log);
+  const step = steps.step;
 
   const annotation = async (key: string) =>
     must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.annotations.${key}}`]);
@@ -615,7 +635,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await create(project(CONFLICTING));
       await must(["wait", readyReason("NamespaceConflict"), `${PARENT.singular}/${CONFLICTING}`, `--timeout=${TIMEOUT}`]);
       const namespace = JSON.parse(await must(["get", "namespace", taken.metadata.name, "-o", "json"]));
-      assert.equal(namespace.metadata.ownerReferences, undefined, "not adopted");
+      assert.equal(namespace.metadata.ownerReferences, undefined, "no owner given");
       for (const field of ANNOTATION_FIELDS) assert.equal(namespace.metadata.annotations?.[field], undefined, `${field} not changed`);
     });
 
@@ -623,7 +643,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const ksm = options.kubeStateMetrics;
       if (!ksm?.binary) {
         if (ksm?.required) throw new Error("kube-state-metrics is required (E2E_REQUIRE_KUBE_STATE_METRICS=1) but not built: run npm run kube-state-metrics");
-        return log("     (skipped: kube-state-metrics is not built; npm run kube-state-metrics builds it into .cache/bin)");
+        throw new StepSkipped("kube-state-metrics is not built; npm run kube-state-metrics builds it into .cache/bin");
       }
       const [port, telemetryPort] = [await freePort(), await freePort()];
       const args = ["--custom-resource-state-only", `--custom-resource-state-config-file=${KUBE_STATE_METRICS_CONFIG}`, "--host=127.0.0.1", `--port=${port}`, "--telemetry-host=127.0.0.1", `--telemetry-port=${telemetryPort}`];
@@ -2338,7 +2358,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // does at the next generation, 20 minutes on, or when it restarts, as
     // these steps make it do, only where it is the run's own.
     const { metacontroller } = options;
-    const notRestartable = "     (skipped: Metacontroller is not the run's to restart: METACONTROLLER_STOP and METACONTROLLER_START, as test:e2e:local sets them)";
+    const notRestartable = () => new StepSkipped("Metacontroller is not the run's to restart: METACONTROLLER_STOP and METACONTROLLER_START, as test:e2e:local sets them");
     /** Metacontroller stopped, `meanwhile` done, and started again: it asks customize anew about every Project. */
     const restarted = async (meanwhile: () => Promise<void> = async () => {}) => {
       await metacontroller!.stop();
@@ -2354,7 +2374,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const ownerOf = async (namespace: string) => (await kubectl(["get", "namespace", namespace, "-o", "jsonpath={.metadata.uid} {.metadata.ownerReferences[0].name}"])).stdout;
 
     await step(`81. Project ${SETTLED}, settled when Metacontroller restarts, gets ${SETTLED_NAMESPACE} back once it is deleted`, async () => {
-      if (!metacontroller) return log(notRestartable);
+      if (!metacontroller) throw notRestartable();
       await create(project(SETTLED));
       await waitForReady(SETTLED);
       await restarted();
@@ -2368,7 +2388,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
     await step(`82. ${SETTLED}, settled, whose Namespace another takes while it is gone, says how soon that is named; customize asked again (a restart for the ${CUSTOMIZE_CACHE_MINUTES} minutes), it is named as a conflict, and left as it is`, async () => {
-      if (!metacontroller) return log(notRestartable);
+      if (!metacontroller) throw notRestartable();
       const taken: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: SETTLED_NAMESPACE } };
       await restarted(async () => {
         assert.equal(await settledNow(SETTLED), true);
@@ -2394,7 +2414,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     const SETTLERS_GET = everyoneGets + 1;
     const asSettler = ["--as", SETTLER, "--as-group", DEVELOPERS, "--as-group", SETTLERS];
     await step(`83. ${SETTLER}, whose budget is ${SETTLERS_GET}, holds two settled Projects and creates five at once: exactly ${SETTLERS_GET} get a place and everything, the rest nothing, and one more is refused at create`, async () => {
-      if (!metacontroller) return log(notRestartable);
+      if (!metacontroller) throw notRestartable();
       await create({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: SETTLERS }, spec: { groups: [{ group: SETTLERS, projects: SETTLERS_GET }] } });
       const settler = (n: number) => memberProject(`e2e-${RUN}-settler-${n}`, [{ kind: "User", name: SETTLER, role: "admin" }]);
       for (const result of await Promise.all([0, 1].map((n) => createAs(asSettler, settler(n))))) assert.equal(result.ok, true, result.stderr);
@@ -2784,7 +2804,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
   }
   if (installed) log("ok   k8s.yaml was installed before this run, so it stays as it was");
   // The closing line test runners print, so that a CI log shows what ran.
-  log(`e2e: ${passedSteps} passed, ${failed ? 1 : 0} failed`);
+  log(steps.summary(failed));
   if (interrupted.aborted) return 130;
   return failed ? 1 : 0;
 }

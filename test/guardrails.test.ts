@@ -328,7 +328,7 @@ describe("guardrails from the Project's profile", () => {
       reason: "ProfileNotFound",
       message:
         "ProjectProfile large does not exist, so no Namespace is created without guardrails. " +
-        "Set spec.profile to one that does (kubectl get projectprofiles), or ask a cluster admin to create it.",
+        "Set spec.profile to the name of a ProjectProfile that does (kubectl get projectprofiles), or ask a cluster admin to create it.",
     });
   });
 

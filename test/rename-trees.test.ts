@@ -22,7 +22,15 @@ const run = promisify(execFile);
 // schemas and admission, the features that spell kinds, lengths and labels,
 // and the uninstall, which speaks of the parents in the plural.
 const CORE = ["sync", "crd-schema"];
-const FEATURES = ["admission", "annotation-limits", "guardrails", "members-admission", "adoption", "new-feature", "uninstall"];
+const FEATURES = [
+  "admission",
+  "annotation-limits", // feature: annotation-limits
+  "guardrails", // feature: guardrails
+  "members-admission", // feature: members
+  "adoption", // feature: adoption
+  "new-feature",
+  "uninstall",
+];
 const RUN = process.env["RENAME_TREES"] === "all";
 const TESTS = [...CORE, ...FEATURES]
   .map((name) => `test/${name}.test.ts`)

@@ -5,12 +5,12 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
-import { escaped } from "./helpers.ts";
+import { escaped, GROUP_OF_KIND, namespaces, withObserved } from "./helpers.ts";
 import { readManifest } from "../scripts/manifest.ts";
 import { currentNames, filesToRename, gitLabParts, invalidNames, namesAfter, parse, pluralOf, renameFile, renameRepository, renamed, renamedPaths, type Files, type Names } from "../scripts/rename.ts";
 import { describeNames, generatedNames } from "./rename-trees.ts";
 
-const PROJECT: Names = { group: "agrrh.com", kind: "Project", plural: "projects", short: "proj", prefix: "proj-", kinds: [{ kind: "ProjectProfile", plural: "projectprofiles", singular: "projectprofile" }] };
+const PROJECT: Names = { group: "agrrh.com", kind: "Project", plural: "projects", short: "proj", prefix: "proj-", kinds: [{ kind: "ProjectTier", plural: "projecttiers", singular: "projecttier" }] };
 const TEAM: Names = { group: "teams.example.org", kind: "Team", plural: "teams", short: "team", prefix: "team-" };
 
 describe("rename: the words", () => {
@@ -26,13 +26,13 @@ describe("rename: the words", () => {
     assert.equal(renamed(text, PROJECT, TEAM), "Team teams TEAM_LABEL MAX_TEAMS memberTeam teamName Teams");
   });
 
-  test("a word that only starts like it is left alone: projected, projection, GitLab's project_id", () => {
+  test("a word that only starts like it is left alone: projected, projection, another API's project_id", () => {
     const text = "volume.projected, a projection, project_id";
     assert.equal(renamed(text, PROJECT, TEAM), text);
   });
 
   test("the features' kinds named after it are renamed with it, their resources too", () => {
-    assert.equal(renamed("ProjectProfile projectprofiles.agrrh.com projectprofile", PROJECT, TEAM), "TeamProfile teamprofiles.teams.example.org teamprofile");
+    assert.equal(renamed("ProjectTier projecttiers.agrrh.com projecttier", PROJECT, TEAM), "TeamTier teamtiers.teams.example.org teamtier");
   });
 
   test("the group, also escaped in a regular expression; the prefix and short name where they stand alone", () => {
@@ -40,13 +40,27 @@ describe("rename: the words", () => {
   });
 
   test("the install's own names follow the singular", () => {
-    assert.equal(renamed("meta-project controller-project project-controller project-integrations", PROJECT, TEAM), "meta-team controller-team team-controller team-integrations");
+    assert.equal(renamed("meta-project controller-project project-controller", PROJECT, TEAM), "meta-team controller-team team-controller");
   });
 
   test("'a' becomes 'an' before a kind that starts with a vowel, and back", () => {
     const order: Names = { group: "shop.example.org", kind: "Order", plural: "orders", short: "ord", prefix: "ord-" };
     assert.equal(renamed("a Project, A project, an apple", PROJECT, order), "an Order, An order, an apple");
     assert.equal(renamed("an Order, An order", order, PROJECT), "a Project, A project");
+  });
+
+  test("the article follows the kind across a line break, past a comment's mark, and before backticks", () => {
+    const order: Names = { group: "shop.example.org", kind: "Order", plural: "orders", short: "ord", prefix: "ord-" };
+    const text = "when a\nProject is stuck\n// each tenant of a\n// Project\n * whenever a\n * Project\n# a\n# project\nA `Project` (cluster-scoped)";
+    assert.equal(renamed(text, PROJECT, order), "when an\nOrder is stuck\n// each tenant of an\n// Order\n * whenever an\n * Order\n# an\n# order\nAn `Order` (cluster-scoped)");
+    assert.equal(renamed("data\nProject, a\n\nProject", PROJECT, order), "data\nOrder, a\n\nOrder", "a word ending in a, or a paragraph between, is no article of it");
+  });
+
+  test("the prefix in the uid test/helpers.ts derives from an object's name is renamed with the name", () => {
+    const observed = withObserved(namespaces(), [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "proj-test" } }]);
+    const uid = String((observed[GROUP_OF_KIND.Namespace!] as Record<string, { metadata: { uid?: string } }>)["proj-test"]?.metadata.uid);
+    assert.equal(renamed(`"name": "proj-test", "uid": "${uid}"`, PROJECT, TEAM), `"name": "team-test", "uid": "${uid.replace("proj-test", "team-test")}"`);
+    assert.notEqual(uid.replace("proj-test", "team-test"), uid);
   });
 
   test("a plural that is not the singular and an s keeps its own spelling", () => {
@@ -64,23 +78,23 @@ describe("rename: the words", () => {
   });
 
   test("a feature's kind is renamed on its own, with its resource and singular, or follows the kind", () => {
-    const { to } = parse(["--group", "sandboxes.example.org", "--kind", "Sandbox", "--rename", "ProjectProfile=SandboxClass"], PROJECT);
+    const { to } = parse(["--group", "sandboxes.example.org", "--kind", "Sandbox", "--rename", "ProjectTier=SandboxClass"], PROJECT);
     assert.deepEqual(to.kinds, [{ kind: "SandboxClass", plural: "sandboxclasses", singular: "sandboxclass" }]);
     assert.equal(
-      renamed("a ProjectProfile, ProjectProfiles, projectprofiles.agrrh.com, projectprofile, Project", PROJECT, to),
+      renamed("a ProjectTier, ProjectTiers, projecttiers.agrrh.com, projecttier, Project", PROJECT, to),
       "a SandboxClass, SandboxClasses, sandboxclasses.sandboxes.example.org, sandboxclass, Sandbox",
     );
     const followed = parse(["--group", "sandboxes.example.org", "--kind", "Sandbox"], PROJECT).to;
-    assert.equal(renamed("ProjectProfiles projectprofile", PROJECT, followed), "SandboxProfiles sandboxprofile");
-    assert.throws(() => parse(["--group", "x.example.org", "--kind", "X", "--rename", "Nothing=Else"], PROJECT), /neither a feature's kind \(ProjectProfile\) nor a label/);
+    assert.equal(renamed("ProjectTiers projecttier", PROJECT, followed), "SandboxTiers sandboxtier");
+    assert.throws(() => parse(["--group", "x.example.org", "--kind", "X", "--rename", "Nothing=Else"], PROJECT), /neither a feature's kind \(ProjectTier\) nor a label/);
   });
 
   test("a label is renamed on its own, also as a regular expression and a kubectl jsonpath spell it", () => {
     const { from, to } = parse(["--group", "teams.example.org", "--kind", "Team", "--rename", "agrrh.com/project=example.org/owning-team"], PROJECT);
-    const text = String.raw`"agrrh.com/project" /agrrh\.com\/project/ "agrrh\.com\/project" {.metadata.labels.agrrh\.com/project} agrrh.com/profile agrrh.com/projects`;
+    const text = String.raw`"agrrh.com/project" /agrrh\.com\/project/ "agrrh\.com\/project" {.metadata.labels.agrrh\.com/project} agrrh.com/tier agrrh.com/projects`;
     assert.equal(
       renamed(text, from, to),
-      String.raw`"example.org/owning-team" /example\.org\/owning-team/ "example\.org\/owning-team" {.metadata.labels.example\.org/owning-team} teams.example.org/profile teams.example.org/teams`,
+      String.raw`"example.org/owning-team" /example\.org\/owning-team/ "example\.org\/owning-team" {.metadata.labels.example\.org/owning-team} teams.example.org/tier teams.example.org/teams`,
     );
     assert.match(invalidNames({ ...to, labels: ["Not A Label"] }) ?? "", /^--rename …=Not A Label: a label key/);
   });
@@ -93,12 +107,12 @@ describe("rename: the words", () => {
 
   test("a file whose own name holds the plural is renamed with it, and back; one that does not stays", () => {
     const to = namesAfter(PROJECT, { group: "alumni.example.org", kind: "Alumnus", plural: "alumni", short: "alumnus", prefix: "al-" }).to;
-    const paths = ["scripts/kubectl-my_projects", "scripts/my-projects.krew.yaml", "test/my-projects.test.ts", "test/sync.test.ts"];
+    const paths = ["scripts/kubectl-list_projects", "scripts/list-projects.plugin.yaml", "test/list-projects.test.ts", "test/sync.test.ts"];
     const moved = renamedPaths(paths, PROJECT, to);
     assert.deepEqual(moved, [
-      ["scripts/kubectl-my_projects", "scripts/kubectl-my_alumni"],
-      ["scripts/my-projects.krew.yaml", "scripts/my-alumni.krew.yaml"],
-      ["test/my-projects.test.ts", "test/my-alumni.test.ts"],
+      ["scripts/kubectl-list_projects", "scripts/kubectl-list_alumni"],
+      ["scripts/list-projects.plugin.yaml", "scripts/list-alumni.plugin.yaml"],
+      ["test/list-projects.test.ts", "test/list-alumni.test.ts"],
     ]);
     assert.deepEqual(renamedPaths(moved.map(([, after]) => after), to, PROJECT).map(([, back]) => back), paths.slice(0, 3));
   });
@@ -108,9 +122,9 @@ describe("rename: the words", () => {
     assert.equal(renamed("at most 58 letters, over 58 characters, [-a-z0-9]{0,56}", PROJECT, longer), "at most 55 letters, over 55 characters, [-a-z0-9]{0,53}");
   });
 
-  test("where GitLab's API speaks, its lower-case project stays, and ours is still renamed", () => {
-    const text = 'api("GET", `projects/${id}`) for Project ${setting("PROJECT")} in proj-shop, run in project-integrations';
-    assert.equal(renamed(text, PROJECT, TEAM, true), 'api("GET", `projects/${id}`) for Team ${setting("TEAM")} in team-shop, run in team-integrations');
+  test("where another API speaks, its lower-case project stays, and ours is still renamed", () => {
+    const text = 'api("GET", `projects/${id}`) for Project ${setting("PROJECT")} in proj-shop, run in project-runners';
+    assert.equal(renamed(text, PROJECT, TEAM, true), 'api("GET", `projects/${id}`) for Team ${setting("TEAM")} in team-shop, run in team-runners');
   });
 
   test("where the type check passed before and fails after, every file is written back, and the refusal names the errors", () => {
@@ -158,7 +172,7 @@ describe("rename: this repository", () => {
     assert.deepEqual(currentNames(manifest), { ...current, short: "xs", kinds: [{ kind: `${current.kind}Size`, plural: "y", singular: "z" }, { kind: "Other", plural: "o", singular: "p" }] });
   });
 
-  test("a renamed copy holds none of the old names, but GitLab's own word where GitLab speaks", () => {
+  test("a renamed copy holds none of the old names, but another API's own word where it speaks", () => {
     // The kind ends as a word ends, so that an English word that starts like
     // it (a Team's teammate) is not taken for it; its compounds are the CRDs'.
     const compounds = (current.kinds ?? []).filter(({ kind }) => kind.startsWith(current.kind)).flatMap(({ plural, singular }) => [`|${plural}`, `|${singular}`]).join("");
@@ -185,7 +199,7 @@ describe("rename: this repository", () => {
     const spelled = (name: string) => escaped(name).replaceAll(String.raw`\.`, String.raw`\\{0,2}\.`);
     const declared = readManifest().objects.filter((object) => /^(Namespace|CompositeController|(Validating|Mutating)AdmissionPolicy)$/.test(object?.kind));
     // Where the prefix is the singular and a dash (team- for Team, as rename
-    // makes it by default), the kind's own names (team-quota) read as a
+    // makes it by default), the kind's own names (team-controller) read as a
     // Namespace's, and cannot be told apart: only the names below are looked for.
     const prefixIsItsOwnName = NAMESPACE_PREFIX === `${PARENT.singular}-`;
     const names = [

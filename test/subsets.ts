@@ -103,7 +103,7 @@ export function testsOf(files: string[], whole: boolean): [string, string[]][] {
   if (whole) return [["npm", ["test"]]];
   const own = files.filter((file) => file.endsWith(".test.ts") && !SAME_IN_EVERY_TREE.includes(file)).sort();
   // Twice npm test's deadline: trees run two at once, each with half the
-  // cores npm test has (seen: a file of integrations past 60 s, at a load of 30).
+  // cores npm test has (seen: a feature's test file past 60 s, at a load of 30).
   return [
     ["npm", ["run", "-s", "typecheck"]],
     ["node", ["--import", "tsx", "--test", "--test-timeout=120000", "--test-reporter=spec", "--test-reporter=./test/summary-reporter.mjs", "--test-reporter-destination=stdout", "--test-reporter-destination=stdout", ...own.map((file) => `test/${file}`)]],

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
-import { PARENT } from "../sync.ts";
+import { GROUP, PARENT } from "../sync.ts";
 import { FEATURES } from "../features/index.ts"; // features
 import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, ownsOf, renumberedSections, withSectionsRenumbered, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
 import { TRANSCRIPT } from "../scripts/transcripts.ts";
@@ -255,10 +255,13 @@ describe("take-away: nothing of a feature is left behind", () => {
         .filter((object) => object?.kind === "CustomResourceDefinition")
         .flatMap((object) => [object.spec.names.plural, object.spec.names.singular]),
     ]);
+  // Its admission policies' names, whole and as the docs call them (`self-service`): a line that promises a check of a feature's is marked with it.
+  const policies = (text: string) => new Set([...text.matchAll(/^kind: ValidatingAdmissionPolicy\n(?:.*\n)*?  name: (\S+)$/gm)].map(([, name = ""]) => name));
   const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   // What every feature's test compares with, parsed once.
   const parentSchemaBefore = parentSchema(manifest);
   const kindsBefore = kinds(manifest);
+  const policiesBefore = policies(manifest);
 
   // What take-away's next steps write anew is not written by hand: the
   // fixtures (take-away makes them again from the code left) and what the
@@ -282,8 +285,8 @@ describe("take-away: nothing of a feature is left behind", () => {
     }
     return lines.join("\n");
   };
-  // These tests take features' and resources' names as examples of their own.
-  const ABOUT_NAMES = ["test/take-away.test.ts", "scripts/take-away.ts", "test/rename.test.ts", "scripts/rename.ts", "test/rename-trees.test.ts", "test/rename-trees.ts", "test/core-without-features.sh"];
+  // Take-away and its test take features' names as examples of their own.
+  const ABOUT_NAMES = ["test/take-away.test.ts", "scripts/take-away.ts", "test/core-without-features.sh"];
   // A feature goes with those that need it, as take-away demands.
   const owned = (feature: string) => filesOf(feature, tracked, ownsOf(texts.get(`features/${feature}.ts`) ?? ""));
   const needing = (feature: string): string[] => [feature, ...features.filter((other) => needsOf(texts.get(`features/${other}.ts`) ?? "").includes(feature)).flatMap(needing)];
@@ -309,12 +312,14 @@ describe("take-away: nothing of a feature is left behind", () => {
       const [before, after] = [parentSchemaBefore, parentSchema(without)];
       const added = (part: "spec" | "status") => Object.keys(before[part].properties).filter((field) => !(field in after[part].properties));
       const keptKinds = kinds(without);
+      const keptPolicies = policies(without);
       const words = [
         ...own.reasons,
         ...own.refusals,
         ...added("spec").flatMap((field) => [`spec.${field}`, ...(/[A-Z]/.test(field) ? [field] : [])]),
         ...added("status").map((field) => `status.${field}`),
         ...[...kindsBefore].filter((kind) => !keptKinds.has(kind)),
+        ...[...policiesBefore].filter((name) => !keptPolicies.has(name)).flatMap((name) => [name, name.slice(`${PARENT.plural}.${GROUP}-`.length)].filter((word) => word.includes("-"))),
         ...owned(feature),
       ];
       // Each word's pattern made once, not once for each line of the repository.
@@ -334,7 +339,7 @@ describe("take-away: nothing of a feature is left behind", () => {
           ].map((word) => `${path}:${at + 1}: ${word}: ${line.trim().slice(0, 100)}`),
         );
       });
-      assert.deepEqual(left, [], `${left.length} lines`);
+      assert.deepEqual(left, [], `${left.length} lines:\n${left.join("\n")}`);
     });
   }
 });

@@ -14,7 +14,7 @@ import { spawnChild, withTsx } from "./spawn-server.ts";
 import { DELETION_ANNOTATION, INSTALL_NAMESPACE, Refusal, uninstall, type UninstallOptions } from "../scripts/uninstall.ts";
 
 const MANIFEST = readManifest().objects;
-const REQUESTER_ROLE = MANIFEST.find((object) => object.kind === "ClusterRole")!.metadata.name;
+const ROLE_OF_K8S_YAML = MANIFEST.find((object) => object.kind === "ClusterRole")!.metadata.name;
 const MUTATING = /^(delete|annotate|patch|label|create|apply)$/;
 
 const list = (items: unknown[]) => JSON.stringify({ items });
@@ -35,7 +35,7 @@ function installed(overrides: Rule[] = []): Rule[] {
     { when: `^get ${PARENT.plural} -o json`, stdout: list([projectItem("shop"), projectItem("web")]) },
     {
       when: "^get clusterrolebindings,rolebindings",
-      stdout: list([binding("ClusterRoleBinding", "everyone-requests-projects", REQUESTER_ROLE), binding("ClusterRoleBinding", "cluster-admin", "cluster-admin")]),
+      stdout: list([binding("ClusterRoleBinding", "everyone-binds-projects", ROLE_OF_K8S_YAML), binding("ClusterRoleBinding", "cluster-admin", "cluster-admin")]),
     },
     { when: "^get namespaces -o json", stdout: list([]) },
     { when: `^get ${PROFILE.plural} -o name`, stdout: `${PROFILE.kind.toLowerCase()}.${GROUP}/default\n` }, // feature: guardrails
@@ -71,7 +71,7 @@ describe("uninstall: refuses before it deletes anything", () => {
     assert.match(refusal?.message ?? "", /run it again with --yes/);
     assert.deepEqual(changes, []);
     assert.ok(output.includes(`Project shop, and Namespace ${namespaceNameFor("shop")} with everything in it`), output);
-    assert.match(output, /ClusterRoleBinding everyone-requests-projects, which binds a role of k8s\.yaml/);
+    assert.match(output, /ClusterRoleBinding everyone-binds-projects, which binds a role of k8s\.yaml/);
     assert.doesNotMatch(output, /cluster-admin/);
     for (const object of MANIFEST) assert.ok(output.includes(`${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name}`), `${object.kind} ${object.metadata.name} listed`);
   });
@@ -152,7 +152,7 @@ describe("uninstall: the guards stay until nothing is left to guard", () => {
       assert.notEqual(index, -1, `${pattern} in\n${order.join("\n")}`);
       return index;
     };
-    const bindings = at(/^delete -f - --ignore-not-found ClusterRoleBinding everyone-requests-projects$/);
+    const bindings = at(/^delete -f - --ignore-not-found ClusterRoleBinding everyone-binds-projects$/);
     const projects = at(new RegExp(`^delete ${PARENT.plural} shop web --ignore-not-found --wait=false$`));
     const emptied = at(new RegExp(`^wait --for=delete namespace/${namespaceNameFor("shop")} namespace/${namespaceNameFor("web")} `));
     const marked = at(new RegExp(`^annotate -f - ${DELETION_ANNOTATION.replaceAll(".", "\\.")}=true --overwrite .*CustomResourceDefinition`));
@@ -166,8 +166,8 @@ describe("uninstall: the guards stay until nothing is left to guard", () => {
   test("a Project that does not go within the deadline stops the uninstall with every guard in place", async () => {
     const stuck = { when: `^wait --for=delete ${PARENT.singular}/shop`, exit: 1, stderr: "timed out waiting for the condition" };
     const { changes, refusal } = await run(installed([stuck]), { yes: true });
-    assert.match(refusal?.message ?? "", /did not go within [\s\S]*so the install and its guards stay[\s\S]*Deleted already: ClusterRoleBinding everyone-requests-projects, 2 Projects\b/);
-    assert.deepEqual(changes.map(describeCall), ["delete -f - --ignore-not-found ClusterRoleBinding everyone-requests-projects", `delete ${PARENT.plural} shop web --ignore-not-found --wait=false`]);
+    assert.match(refusal?.message ?? "", /did not go within [\s\S]*so the install and its guards stay[\s\S]*Deleted already: ClusterRoleBinding everyone-binds-projects, 2 Projects\b/);
+    assert.deepEqual(changes.map(describeCall), ["delete -f - --ignore-not-found ClusterRoleBinding everyone-binds-projects", `delete ${PARENT.plural} shop web --ignore-not-found --wait=false`]);
   });
 
   test("a Project that someone created while the others went stops the uninstall with every guard in place", async () => {
