@@ -32,7 +32,7 @@ import type { ForeignNamespace, ObservedNamespace, Project, Readiness } from "..
 import type { Feature, Place, View } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
-export const VOCABULARY = ["InvalidEnvironments", "EnvironmentConflict", "WaitingForEnvironments", "ENVIRONMENT_ANNOTATION", "agrrh.com/environment"] as const;
+export const VOCABULARY = ["InvalidEnvironments", "EnvironmentConflict", "TooManyNamespaces", "WaitingForEnvironments", "ENVIRONMENT_ANNOTATION", "agrrh.com/environment"] as const;
 
 // Spelled out, not taken from sync.ts: a feature imports only types from it
 // (environments.test.ts proves the spellings agree).
@@ -52,7 +52,9 @@ export const SEPARATOR = "--";
 // ## The rules
 //
 // At most so many that the largest Project still fits the request size
-// docs/operating.md gives, each with fields of its own.
+// docs/operating.md gives, each with fields of its own. Renaming an
+// environment keeps its old Namespace, so the bound counts every Namespace
+// the Project owns, kept ones too: past it, none is made.
 export const MAX_ENVIRONMENTS = 6;
 const NAMESPACE_NAME_MAX_LENGTH = 63;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -119,6 +121,17 @@ function first(project: Project): string | undefined {
   return namespaceOf(project.metadata.name, environments.find((environment) => !environment.namespace) ?? environments[0]!);
 }
 
+// Those declared that are not made for the bound: past MAX_ENVIRONMENTS
+// counting every Namespace the Project owns, the Project's own first, then
+// in the order declared. None it owns is ever dropped for it.
+function pastBound(view: Pick<View, "project" | "owned" | "related">, environments: Environment[]): Set<string> {
+  const name = view.project.metadata.name;
+  const own = first(view.project);
+  const wanted = environments.map((environment) => namespaceOf(name, environment)).filter((namespace) => !view.owned[namespace] && !foreignOf(view, namespace));
+  const room = Math.max(0, MAX_ENVIRONMENTS - Object.keys(view.owned).length);
+  return new Set([...wanted.filter((namespace) => namespace === own), ...wanted.filter((namespace) => namespace !== own)].slice(room));
+}
+
 // A Namespace related and not observed is someone else's: never asked for.
 const foreignOf = (view: Pick<View, "owned" | "related">, namespace: string): ForeignNamespace | undefined =>
   view.owned[namespace] ? undefined : (view.related[NAMESPACES] as Record<string, ForeignNamespace> | undefined)?.[namespace];
@@ -154,7 +167,8 @@ function places(view: View): Place[] {
   const { environments, problems } = environmentsOf(view.project);
   if (problems.length > 0) return keptOf(view, new Set(), false);
   const name = view.project.metadata.name;
-  const declared = environments.filter((environment) => !foreignOf(view, namespaceOf(name, environment)));
+  const past = pastBound(view, environments);
+  const declared = environments.filter((environment) => !foreignOf(view, namespaceOf(name, environment)) && !past.has(namespaceOf(name, environment)));
   return [
     ...declared.map((environment) => ({ namespace: namespaceOf(name, environment), spec: specOf(environment), annotations: annotationsOf(environment) })),
     ...keptOf(view, new Set(environments.map((environment) => namespaceOf(name, environment))), environments.length > 0),
@@ -187,13 +201,24 @@ function conflict(project: Project, taken: [environment: Environment, namespace:
   return { status: "False", reason: "EnvironmentConflict", message: `${which} ${are}; the other environments are made as declared.${bring.join("")}` };
 }
 
+function tooMany(owned: View["owned"], bounded: { environment: Environment; namespace: string }[]): Readiness {
+  const which = bounded.map(({ environment, namespace }) => `Namespace ${namespace} of environment ${environment.name}`).join(", ");
+  return {
+    status: "False",
+    reason: "TooManyNamespaces",
+    message:
+      `${which} ${bounded.length === 1 ? "is" : "are"} not made: this Project owns ${Object.keys(owned).length} Namespaces, and may own at most ${MAX_ENVIRONMENTS}, those no environment names any more included. ` +
+      `Every Namespace it owns is kept. A cluster admin deletes a kept Namespace it no longer needs (kubectl delete namespace <name>), and the next is made.`,
+  };
+}
+
 export const environments: Feature<typeof spec> = {
   spec,
   children: {},
   // The core's Namespaces, as it reads them (customize below asks for these names too).
   related: {},
   refusals: ["InvalidEnvironments"],
-  reasons: ["EnvironmentConflict", "WaitingForEnvironments"],
+  reasons: ["EnvironmentConflict", "TooManyNamespaces", "WaitingForEnvironments"],
   namespaces: { first, all: places },
   // Each environment's Namespace by name, so that one that is not the
   // Project's is seen. Metacontroller finds them by listing every Namespace,
@@ -231,8 +256,12 @@ export const environments: Feature<typeof spec> = {
       environment: annotations?.[ENVIRONMENT_ANNOTATION],
       state: "Kept" as State,
     }));
+    const past = pastBound({ ...view, project }, environments);
+    const bounded = declared.filter(({ namespace }) => past.has(namespace));
+    // Its own past the bound, the core would ask for it: nothing is asked for.
+    if (own !== undefined && past.has(own)) return { children: [], unavailable: tooMany(owned, bounded) };
     const taken = declared.flatMap(({ environment, namespace, foreign }) => (foreign ? [[environment, namespace, foreign] as [Environment, string, ForeignNamespace]] : []));
-    const others = declared.filter(({ namespace, foreign }) => namespace !== own && !foreign);
+    const others = declared.filter(({ namespace, foreign }) => namespace !== own && !foreign && !past.has(namespace));
     const keeping = kept.length
       ? `; no environment names Namespace ${kept.map(({ namespace }) => namespace).join(", ")} any more: kept with all it holds, it goes with the Project (unless protected), or by hand with kubectl delete namespace`
       : "";
@@ -245,7 +274,7 @@ export const environments: Feature<typeof spec> = {
           ...kept.map(({ namespace, environment, state }) => ({ ...(environment === undefined ? {} : { name: environment }), namespace, state })),
         ],
       },
-      failed: taken.length ? conflict(project, taken) : undefined,
+      failed: taken.length ? conflict(project, taken) : bounded.length ? tooMany(owned, bounded) : undefined,
       waiting: {
         reason: "WaitingForEnvironments",
         notYet: others.filter(({ state }) => state !== "Active").map(({ namespace }) => ["Namespace", namespace]),

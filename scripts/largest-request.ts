@@ -157,7 +157,8 @@ function largestSpec() {
   }));
   // end feature: members
   // feature: environments
-  // As many environments as the CRD admits, each an existing Namespace of
+  // As many Namespaces as a Project may own, kept ones included
+  // (features/environments.ts): as many environments as the CRD admits, each an existing Namespace of
   // the longest name: the longest Project name leaves no room for
   // proj-<name>--<environment>.
   // Each Namespace's members, the Project's and its environment's own, as many as one may have. // feature: members

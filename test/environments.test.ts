@@ -250,6 +250,37 @@ describe("environments: nothing is lost by an edit", () => {
   });
 });
 
+describe("environments: a Project owns at most MAX_ENVIRONMENTS Namespaces, kept ones included", () => {
+  const named = (prefix: string, count = MAX_ENVIRONMENTS) => Array.from({ length: count }, (_, index) => ({ name: `${prefix}${index}` }));
+
+  test("renaming every environment again and again makes no Namespace past the bound, keeps every one, and says TooManyNamespaces with the way out", () => {
+    let { observed } = playedOut(project("shop", { spec: { environments: named("a") } }));
+    const before = Object.keys(observed[NAMESPACES]).sort();
+    assert.equal(before.length, MAX_ENVIRONMENTS);
+    for (const prefix of ["b", "c", "d"]) {
+      const parent = project("shop", { spec: { environments: named(prefix) } });
+      const played = playedOut(parent, observed);
+      observed = played.observed;
+      assert.deepEqual(namesIn(played.answer), before, "none made, none dropped");
+      assert.equal(ready(played.answer).reason, "TooManyNamespaces");
+      assert.match(ready(played.answer).message, new RegExp(`Namespace ${envNamespace("shop", `${prefix}0`)} of environment ${prefix}0\\b.*at most ${MAX_ENVIRONMENTS}.*A cluster admin deletes a kept Namespace it no longer needs`));
+    }
+  });
+
+  test("past the bound the later environments wait, the rest are made, and once a cluster admin deletes a kept Namespace the next is made", () => {
+    const { observed } = playedOut(project("shop", { spec: { environments: named("a", 3) } }));
+    const parent = project("shop", { spec: { environments: [{ name: "a0" }, ...named("n", 4)] } });
+    const played = playedOut(parent, observed);
+    const made = [0, 1, 2].map((index) => envNamespace("shop", `n${index}`));
+    assert.deepEqual(namesIn(played.answer), [...["a0", "a1", "a2"].map((name) => envNamespace("shop", name)), ...made].sort());
+    assert.equal(ready(played.answer).reason, "TooManyNamespaces");
+    assert.match(ready(played.answer).message, new RegExp(`^Namespace ${envNamespace("shop", "n3")} of environment n3 is not made`));
+    assert.deepEqual((played.answer.status["environments"] as { namespace: string; state: string }[]).find(({ namespace }) => namespace === envNamespace("shop", "n3"))?.state, "Pending");
+    delete played.observed[NAMESPACES][envNamespace("shop", "a1")];
+    assert.ok(namesIn(playedOut(parent, played.observed).answer).includes(envNamespace("shop", "n3")));
+  });
+});
+
 describe("environments: names no Project can collide with", () => {
   test("a Project named with '--' may declare no environment: InvalidEnvironments keeps every Namespace", () => {
     const parent = project("a--b", { spec: { environments: [{ name: "c" }] } });
