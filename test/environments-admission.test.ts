@@ -82,7 +82,7 @@ describe("admission: the environments policy", () => {
   });
 
   // feature: guardrails
-  // What the requester ClusterRole grants every developer.
+  // What everyone may use, as the manifest grants it.
   const everyDeveloper = [`${GROUP}/projectprofiles/use/${DEFAULT_PROFILE}`];
   test("choosing a profile for an environment takes the verb use on it, and so does leaving one a cluster admin assigned, taking the environment out too", () => {
     const on = (profile?: string) => projectNamed("shop", { environments: [{ name: "dev" }, { name: "prod", ...(profile ? { profile } : {}) }] });
