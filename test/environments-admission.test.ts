@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT, sync } from "../sync.ts";
 import { ENVIRONMENT_RULES, MAX_ENVIRONMENTS } from "../features/environments.ts";
+import { DEFAULT_PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { ADMINISTER, assertBoundToDeny, policyNamed, projectSchema } from "./admission.ts";
 import { admit } from "./cel.ts";
 import { admissionErrors } from "./crd-schema.ts";
@@ -81,18 +82,37 @@ describe("admission: the environments policy", () => {
   });
 
   // feature: guardrails
+  // What everyone may use, as the manifest grants it.
+  const everyDeveloper = [`${GROUP}/projectprofiles/use/${DEFAULT_PROFILE}`];
   test("choosing a profile for an environment takes the verb use on it, and so does leaving one a cluster admin assigned, taking the environment out too", () => {
     const on = (profile?: string) => projectNamed("shop", { environments: [{ name: "dev" }, { name: "prod", ...(profile ? { profile } : {}) }] });
     const refused = asked("UPDATE", on("strict"), on(), tenant);
     assert.equal(refused.allowed, false);
     assert.match(String(refused.message), /^Choosing ProjectProfile strict for an environment takes the verb use on it, which robin does not have on each/);
-    assert.equal(asked("UPDATE", on("strict"), on(), tenant, [`${GROUP}/projectprofiles/use/strict`]).allowed, true);
+    assert.equal(asked("UPDATE", on("strict"), on(), tenant, [...everyDeveloper, `${GROUP}/projectprofiles/use/strict`]).allowed, true);
     const leaving = asked("UPDATE", on(), on("strict"), tenant);
     assert.equal(leaving.allowed, false);
     assert.match(String(leaving.message), /^Environment prod is on ProjectProfile strict, which a cluster admin assigned/);
     const takenOut = asked("UPDATE", projectNamed("shop", { environments: [{ name: "dev" }] }), on("strict"), tenant);
     assert.equal(takenOut.allowed, false);
     assert.equal(asked("UPDATE", projectNamed("shop", { license: "MIT", environments: [{ name: "dev" }, { name: "prod", profile: "strict" }] }), on("strict"), tenant).allowed, true);
+  });
+  test("an environment's profile cannot leave the one a cluster admin assigned the Project, new or changed, on CREATE or UPDATE, even for default", () => {
+    const onStrict = (...environments: unknown[]) => projectNamed("rob", { profile: "strict", environments });
+    const added = asked("UPDATE", onStrict({ name: "dev", profile: DEFAULT_PROFILE }), onStrict(), tenant, everyDeveloper);
+    assert.equal(added.allowed, false);
+    assert.match(
+      String(added.message),
+      /^Environment dev on ProjectProfile default leaves ProjectProfile strict, the Project's, which a cluster admin assigned: leaving it takes the verb use on it, which robin does not have/,
+    );
+    assert.equal(asked("UPDATE", onStrict({ name: "dev", profile: DEFAULT_PROFILE }), onStrict({ name: "dev" }), tenant, everyDeveloper).allowed, false);
+    assert.equal(asked("CREATE", onStrict({ name: "dev", profile: DEFAULT_PROFILE }), null, tenant, everyDeveloper).allowed, false);
+    const holder = [...everyDeveloper, `${GROUP}/projectprofiles/use/strict`];
+    assert.equal(asked("UPDATE", onStrict({ name: "dev", profile: DEFAULT_PROFILE }), onStrict(), tenant, holder).allowed, true);
+    // Left as it was, or on the Project's: nothing is left.
+    assert.equal(asked("UPDATE", onStrict({ name: "dev" }), onStrict(), tenant).allowed, true);
+    assert.equal(asked("UPDATE", { ...onStrict({ name: "dev", profile: DEFAULT_PROFILE }), metadata: { name: "rob", labels: { a: "b" } } }, onStrict({ name: "dev", profile: DEFAULT_PROFILE }), tenant).allowed, true);
+    assert.equal(asked("UPDATE", projectNamed("rob", { environments: [{ name: "dev", profile: DEFAULT_PROFILE }] }), projectNamed("rob", {}), tenant, everyDeveloper).allowed, true);
   });
   // end feature: guardrails
 
