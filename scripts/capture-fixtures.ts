@@ -15,7 +15,11 @@
 // same parent with the spec fields the CRD still declares: take-away runs
 // it, since a captured request still carries what a feature taken away
 // read and made. It refuses, and writes nothing, where the CRD would refuse
-// a fixture's parent (test/crd-schema.ts judges it as a create would).
+// a fixture's parent (test/crd-schema.ts judges it as a create would);
+// `--set spec.FIELD=VALUE` (VALUE as JSON, or else a string), as often as
+// needed, gives every parent that field while remaking, as a field the CRD
+// now requires asks. It names each field it drops that the CRD no longer
+// declares.
 //
 // `npm run fixtures -- LOG first-sync=NAME steady-sync=NAME [FIXTURE=NAME]...`:
 // the fixtures, captured from what Metacontroller really sent. At log level 6
@@ -170,21 +174,25 @@ export const KUBECTL_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configur
  * rules) is refused here too, naming why, and nothing is written: a fixture
  * is a request about a parent the API server stored.
  */
-export function remadeFixtures(read: (file: string) => string, files: string[], manifest = readManifest()): Record<string, string> {
+export function remadeFixtures(read: (file: string) => string, files: string[], manifest = readManifest(), set: Record<string, unknown> = {}): Record<string, string> {
   const schema = manifest.find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema;
   const declared = Object.keys(schema.properties.spec.properties);
+  const specOf = (parent: { spec?: Record<string, unknown> }) => ({ ...Object.fromEntries(Object.entries(parent.spec ?? {}).filter(([field]) => declared.includes(field))), ...set });
+  const lacking = new Set<string>();
   const refused = files.flatMap((file) => {
     const { parent } = JSON.parse(read(file));
-    const spec = Object.fromEntries(Object.entries(parent.spec ?? {}).filter(([field]) => declared.includes(field)));
+    const spec = specOf(parent);
+    for (const field of schema.properties.spec.required ?? []) if (!(field in spec)) lacking.add(field);
     const errors = admissionErrors(schema, { ...parent, status: undefined, spec });
     return errors.length === 0 ? [] : [`${file}: the CRD refuses its parent ${parent.metadata?.name}: ${errors.join("; ")}`];
   });
-  if (refused.length > 0) throw new Error(`${refused.join("\n")}\ngive each such parent what the CRD asks for in test/fixtures, or the field a default in k8s.yaml, then remake`);
+  const setting = [...lacking].map((field) => ` --set spec.${field}=<value>`).join("");
+  if (refused.length > 0) throw new Error(`${refused.join("\n")}\nremake with what the CRD asks for${setting ? ` (npm run fixtures -- --remake${setting})` : ""}, or give the field a default in k8s.yaml`);
   const defaults: Record<string, unknown> = Object.fromEntries(Object.entries<{ default?: unknown }>(schema.properties.spec.properties).map(([field, each]) => [field, each.default]));
   return Object.fromEntries(
     files.map((file) => {
       const { parent, related = {} } = JSON.parse(read(file));
-      const spec = Object.fromEntries(Object.entries(parent.spec ?? {}).filter(([field]) => declared.includes(field)));
+      const spec = specOf(parent);
       const annotations = parent.metadata.annotations && withLastApplied(parent.metadata.annotations, spec, defaults);
       // What others made is kept where the code left still asks for it; what
       // Metacontroller made (its label on it) is the play's to make again.
@@ -199,11 +207,37 @@ export function remadeFixtures(read: (file: string) => string, files: string[], 
   );
 }
 
+/** The fields of each fixture's parent that the CRD no longer declares, which a remake drops: `first-sync.json: spec.license`. */
+export function undeclaredFields(read: (file: string) => string, files: string[], manifest = readManifest()): string[] {
+  const declared = Object.keys(manifest.find("CustomResourceDefinition", `${PARENT.plural}.${GROUP}`).spec.versions[0].schema.openAPIV3Schema.properties.spec.properties);
+  return files.flatMap((file) => Object.keys(JSON.parse(read(file)).parent.spec ?? {}).filter((field) => !declared.includes(field)).map((field) => `${file}: spec.${field}`));
+}
+
+/** `--set spec.FIELD=VALUE` pairs as a spec: VALUE as JSON where it parses, else the string itself. */
+export function parseSets(args: string[]): Record<string, unknown> {
+  const set: Record<string, unknown> = {};
+  for (let index = 0; index < args.length; index += 2) {
+    const match = args[index] === "--set" ? /^spec\.([A-Za-z][\w-]*)=(.*)$/s.exec(args[index + 1] ?? "") : null;
+    if (!match) throw new Error(`unknown argument ${args[index]} ${args[index + 1] ?? ""}: --remake takes only --set spec.FIELD=VALUE, as --set spec.owner=alice`.replace(" :", ":"));
+    const [, field = "", value = ""] = match;
+    try {
+      set[field] = JSON.parse(value);
+    } catch {
+      set[field] = value;
+    }
+  }
+  return set;
+}
+
 if (import.meta.filename === process.argv[1] && process.argv[2] === "--remake") {
   const directory = new URL("../test/fixtures/", import.meta.url);
   const files = readdirSync(directory).filter((file) => file.endsWith(".json"));
+  const read = (each: string) => readFileSync(new URL(each, directory), "utf8");
   try {
-    for (const [file, text] of Object.entries(remadeFixtures((each) => readFileSync(new URL(each, directory), "utf8"), files))) writeFileSync(new URL(file, directory), text);
+    const set = parseSets(process.argv.slice(3));
+    const dropped = undeclaredFields(read, files);
+    for (const [file, text] of Object.entries(remadeFixtures(read, files, readManifest(), set))) writeFileSync(new URL(file, directory), text);
+    for (const each of dropped) console.log(`test/fixtures/${each} dropped: the CRD no longer declares it`);
     console.log(`test/fixtures: ${files.join(", ")} made again from this copy's code`);
   } catch (error) {
     console.error(`fixtures: ${(error as Error).message}\nnothing was written`);

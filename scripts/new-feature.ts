@@ -8,7 +8,8 @@
 //   - features/index.ts: its import and its place at the end of FEATURES
 //     (in a copy whose last feature was taken away, features/index.ts and
 //     the lines that compose features come back first, from the newest
-//     commit that had them, renamed as the copy is, and merged with git);
+//     commit that had them, renamed as the copy is, and merged with git;
+//     a copy without git history is refused, naming why);
 //   - k8s.yaml: its spec field in the CRD and, with --child, the child
 //     resource the CompositeController owns and the ownership guard's rule;
 //   - README.md: its line in the list of features and its children in the
@@ -201,7 +202,7 @@ describe("${name}", () => {
   return { [`features/${name}.ts`]: feature, [`test/${name}.test.ts`]: test };
 }
 
-const git = (args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+const gitIn = (cwd: string | URL) => (args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
 
 /** The core's names in a commit's sync.ts, as rename reads the live one's. */
 function coreNamesIn(sync: string): CoreNames {
@@ -218,7 +219,14 @@ function coreNamesIn(sync: string): CoreNames {
  * renamed as the copy is now; a file the copy still has is merged with it
  * as git merges (the copy's own changes kept), and a conflict refuses all.
  */
-export function compositionRestored(read: (path: string) => string): Record<string, string> {
+export function compositionRestored(read: (path: string) => string, directory: string | URL = root): Record<string, string> {
+  const git = gitIn(directory);
+  // A copy made without .git (a download, a copy of the files) has no commit to bring it back from.
+  try {
+    git(["rev-parse", "--verify", "HEAD"]);
+  } catch {
+    throw new Error(`${COMPOSITION}, which composes features, went with the last feature, and this copy has no git history to bring it back from: run new-feature in a git clone, or before the last take-away`);
+  }
   // HEAD, while the take-away is not committed; else the parent of the commit that took it.
   const has = (commit: string) => git(["ls-tree", "--name-only", commit, "--", COMPOSITION]).trim() !== "";
   const deletedIn = has("HEAD") ? "" : git(["rev-list", "-1", "HEAD", "--", COMPOSITION]).trim();

@@ -21,7 +21,7 @@ import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
 import { API_VERSION, FLEET_WIDE, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, isSettled, sync, type Child } from "../sync.ts";
 import { schemaErrors } from "./cel.ts";
-import { KUBECTL_LAST_APPLIED, admittedFixtureFromCode, fixtureFromCode, fixturesFromLog, remadeFixtures } from "../scripts/capture-fixtures.ts";
+import { KUBECTL_LAST_APPLIED, admittedFixtureFromCode, fixtureFromCode, fixturesFromLog, parseSets, remadeFixtures, undeclaredFields } from "../scripts/capture-fixtures.ts";
 import { fixture, type FixtureName } from "./helpers.ts";
 import {
   ANNOTATIONS_LIMIT_BYTES,
@@ -339,7 +339,39 @@ describe("manifest: fixtures made from code", () => {
     spec.required = [field];
     spec.properties[field] = { type: "string", description: "Who answers for it." };
     const manifest = { ...readManifest(), find: () => requiring };
-    assert.throws(() => remadeFixtures(read, files, manifest), (error: Error) => files.every((file) => error.message.includes(`${file}: the CRD refuses its parent`)) && error.message.includes(`.spec.${field}: Required value`));
+    assert.throws(
+      () => remadeFixtures(read, files, manifest),
+      (error: Error) => files.every((file) => error.message.includes(`${file}: the CRD refuses its parent`)) && error.message.includes(`.spec.${field}: Required value`) && error.message.includes(`npm run fixtures -- --remake --set spec.${field}=<value>`),
+    );
+  });
+
+  test("--remake --set spec.FIELD=VALUE gives every parent a field the CRD now requires, kubectl's last-applied record too, and names each field it drops", () => {
+    const directory = new URL("fixtures/", import.meta.url);
+    const files = readdirSync(directory).filter((file) => file.endsWith(".json"));
+    const read = (file: string) => readFileSync(new URL(file, directory), "utf8");
+    const requiring = structuredClone(crd);
+    const spec = requiring.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    const field = ["owner", "steward", "keeper"].find((name) => !(name in spec.properties))!;
+    const [gone] = Object.keys(spec.properties);
+    delete spec.properties[gone!];
+    spec.required = [field];
+    spec.properties[field] = { type: "string", minLength: 1 };
+    const manifest = { ...readManifest(), find: () => requiring };
+    const set = parseSets(["--set", `spec.${field}=north`]);
+    assert.deepEqual(set, { [field]: "north" });
+    for (const [file, text] of Object.entries(remadeFixtures(read, files, manifest, set))) {
+      const { parent } = JSON.parse(text);
+      assert.equal(parent.spec[field], "north", file);
+      assert.ok(!(gone! in parent.spec), `${file}: ${gone} is dropped`);
+      const recorded = parent.metadata.annotations?.[KUBECTL_LAST_APPLIED];
+      if (recorded) assert.equal(JSON.parse(recorded).spec[field], "north", `${file}: the last-applied record`);
+    }
+    assert.deepEqual(undeclaredFields(read, files, manifest), files.filter((file) => gone! in (JSON.parse(read(file)).parent.spec ?? {})).map((file) => `${file}: spec.${gone}`));
+    assert.ok(undeclaredFields(read, files, manifest).length > 0, `a fixture whose parent gives ${gone}`);
+    assert.throws(() => remadeFixtures(read, files, manifest, parseSets(["--set", `spec.${field}=`])), /must NOT have fewer than 1 characters/, "a value the CRD refuses is refused");
+    assert.deepEqual(parseSets(["--set", "spec.replicas=3", "--set", 'spec.tags=["a"]']), { replicas: 3, tags: ["a"] }, "JSON where it parses");
+    assert.throws(() => parseSets(["--set", "metadata.name=x"]), /only --set spec\.FIELD=VALUE/);
+    assert.throws(() => parseSets(["--sett", "spec.a=b"]), /unknown argument --sett/);
   });
 
   test("--remake writes kubectl's last-applied record of each parent anew: a field given by hand is in it, one the CRD no longer declares is not, nor a default the API server filled in", () => {

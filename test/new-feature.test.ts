@@ -1,7 +1,9 @@
 // `npm run new-feature` writes a feature ready to fill in every place a
 // feature has; `npm run take-away` of it gives back the repository as it was.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import pluralize from "pluralize";
 import { API_VERSION } from "../sync.ts";
@@ -102,6 +104,18 @@ describe("new-feature", () => {
     assert.match(invalidName("Owners", none) ?? "", /^Owners: a feature's name is lower-case words/);
     assert.match(invalidName("owners-", none) ?? "", /lower-case words/);
     assert.match(invalidName("owners", (path) => path === "features/owners.ts") ?? "", /^owners: features\/owners\.ts exists$/);
+  });
+
+  test("in a copy without git history, bringing back the composition is refused in one line naming why, not with git's error", () => {
+    const copy = mkdtempSync(join(tmpdir(), "new-feature-no-git-"));
+    try {
+      assert.throws(
+        () => compositionRestored(onDisk, copy),
+        (error: Error) => /^features\/index\.ts, which composes features, went with the last feature, and this copy has no git history to bring it back from: run new-feature in a git clone/.test(error.message) && !error.message.includes("\n"),
+      );
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   test("a kind's resource is spelt as Kubernetes spells its own", () => {
