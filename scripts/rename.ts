@@ -19,7 +19,7 @@
 // its CompositeController controller-<singular>, the package
 // <singular>-controller), is the kind in lower case. The names it starts
 // from are sync.ts's and the CRD's, so a renamed copy can be renamed again.
-// Then run `npm run manifest && npm run transcripts && npm test`.
+// Then the check it prints (take-away.ts's NEXT).
 //
 // What it replaces is words, not substrings: the kind in each of its forms
 // (with Team for the new kind: `Teams`, `teams`, `TEAM`, `TEAMS`, also inside
@@ -38,6 +38,7 @@ import { fileURLToPath } from "node:url";
 import pluralize from "pluralize";
 import { parseAllDocuments } from "yaml";
 import { GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
+import { NEXT } from "./take-away.ts";
 
 /** The core's names, as sync.ts spells them; another commit's are read from its text. */
 export type CoreNames = { GROUP: string; PARENT: { kind: string; plural: string; singular: string }; NAMESPACE_PREFIX: string };
@@ -297,7 +298,7 @@ if (import.meta.filename === process.argv[1]) {
     for (const [path, after] of renamedPaths(filesToRename(), from, to)) renameSync(new URL(path, root), new URL(after, root));
     const others = [...(from.kinds ?? []).map(({ kind }, index) => [kind, to.kinds?.[index]?.kind]), ...(from.labels ?? []).map((label, index) => [label, to.labels?.[index]])].filter(([old, renamed]) => old !== renamed);
     console.log(`renamed ${from.kind} (${from.plural}.${from.group}, ${from.prefix}<name>) to ${to.kind} (${to.plural}.${to.group}, ${to.prefix}<name>)${others.map(([old, renamed]) => `, ${old} to ${renamed}`).join("")} in ${changed} files`);
-    console.log("next: npm run manifest && npm run transcripts && npm test");
+    console.log(NEXT);
   } catch (error) {
     console.error(`rename: ${(error as Error).message}\nnothing was changed`);
     console.error("usage: npm run rename -- --group teams.example.org --kind Team [--plural teams] [--short team] [--prefix team-] [--rename OLD=NEW]...");

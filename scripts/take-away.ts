@@ -9,8 +9,7 @@
 //     that marker to the line that is only `end feature: <feature>`; but not
 //     in what `npm run manifest` generates, which it writes anew.
 // Last, the fixtures are made again from the code that is left (`npm run
-// fixtures -- --remake`). Then run `npm run manifest`, `npm run
-// transcripts` and `npm test`. It
+// fixtures -- --remake`). Then run the check it prints (`NEXT`). It
 // refuses, changing nothing, a feature that has no file in features/, one
 // that a feature kept needs (its file says `Needs: <feature>`), and a block
 // left open.
@@ -280,8 +279,16 @@ function takeAway(features: string[]) {
   // the fixtures are made again by the code that is left, in a process of
   // its own, as this one still runs the features taken away.
   execFileSync(process.execPath, ["--import", "tsx", fileURLToPath(new URL("scripts/capture-fixtures.ts", root)), "--remake"], { cwd: root, stdio: "inherit" });
-  console.log("next: npm run manifest && npm run transcripts && npm test; on a local control plane, npm run walkthrough rewrites what docs/cluster.md shows the commands print");
+  console.log(NEXT);
 }
+
+/**
+ * What take-away and rename leave to run, README's "check" (Make it your
+ * own, step 0): npm test reads docs/cluster.md but cannot run it, so its
+ * outputs, printed before the change, are the walkthrough's to write anew.
+ */
+export const CHECK = ["npm run manifest && npm run transcripts", "unshare -n bash -c 'ip link set lo up; npm run walkthrough'", "npm test"];
+export const NEXT = `next: ${CHECK.join(", then ")} (README, Make it your own, step 0: the walkthrough writes docs/cluster.md's outputs anew, which npm test cannot run; alone on the machine, npm run walkthrough is enough)`;
 
 if (import.meta.filename === process.argv[1]) {
   const features = process.argv.slice(2);

@@ -11,6 +11,7 @@ import { fixture } from "./helpers.ts";
 import { readManifest } from "../scripts/manifest.ts";
 import { currentNames, namesAfter, renamed, type Names } from "../scripts/rename.ts";
 import { parseWalkthrough } from "../scripts/walkthrough.ts";
+import { CHECK, NEXT } from "../scripts/take-away.ts";
 import { STEADY_FIXTURE, StatusChanged, TRANSCRIPT, pagePaths, renderSteadyFixture, renderTranscripts } from "../scripts/transcripts.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
@@ -252,7 +253,7 @@ describe("docs/cluster.md: the Namespace's annotations are sync.ts's", () => {
     const shown = /kubectl get namespace \S+ -o yaml\n([\s\S]*?)\n```/.exec(section(3))?.[1] ?? "";
     // kubectl prints a map's keys sorted, whatever order sync.ts names them in.
     const annotations = Object.keys(parse(shown)?.metadata?.annotations ?? {}).filter((key) => !key.includes("/"));
-    assert.deepEqual(annotations.sort(), [...fields].sort(), "step 3 shows what a run printed: npm run walkthrough prints it anew (README, Make it your own, step 4)");
+    assert.deepEqual(annotations.sort(), [...fields].sort(), "step 3 shows what a run printed: npm run walkthrough prints it anew (README, Make it your own, steps 0 and 3)");
   });
 
   test("step 4 changes one of them, and none where there is none", () => {
@@ -280,6 +281,30 @@ describe("README: the commands it names", () => {
     const script = readFileSync(new URL("../scripts/local-plane.sh", import.meta.url), "utf8");
     for (const [, called] of tryIt[1]!.matchAll(/(?:^|&& )(\w+)/g)) assert.match(script, new RegExp(`^${called}\\(\\) \\{$`, "m"), `scripts/local-plane.sh defines ${called}`);
     assert.match(tryIt[1]!, /local_plane_up .* && local_plane_apply$/);
+  });
+
+  test("Make it your own's check, after each step, is the one take-away and rename print, the walkthrough among it", () => {
+    const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout"));
+    assert.ok(guide.includes(`   \`\`\`sh\n${CHECK.map((line) => `   ${line}\n`).join("")}   \`\`\`\n`), `README's step 0 shows the check:\n${CHECK.join("\n")}`);
+    assert.ok(CHECK.some((line) => line.includes("npm run walkthrough")) && CHECK.at(-1) === "npm test", "the walkthrough runs before npm test, which reads what it wrote");
+    assert.ok(NEXT.includes(CHECK.join(", then ")));
+    for (const script of ["take-away.ts", "rename.ts"]) assert.match(readFileSync(new URL(`../scripts/${script}`, import.meta.url), "utf8"), /console\.log\(NEXT\);/, `${script} prints it`);
+  });
+
+  test("Make it your own shows the network namespace's exact form wherever it speaks of another control plane, and no command before step 0 says how to run it", () => {
+    const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout"));
+    const steps = guide.split(/\n(?=\d+\. \*\*)/).slice(1);
+    assert.match(steps[0] ?? "", /^0\. \*\*Once, before the steps: a local control plane/);
+    const flat = guide.replace(/\s+/g, " ");
+    const mentions = [...flat.matchAll(/another plane|second (control )?plane/g)];
+    assert.ok(mentions.length > 0, "the guide says what to do beside another plane");
+    for (const { index } of mentions) {
+      assert.match(flat.slice(index, index + 250), /unshare -n bash -c 'ip link set lo up; /, `...${flat.slice(index, index + 80)}...: names another plane without the unshare form after it`);
+    }
+    // What needs a control plane is met first in step 0, which says how to run it.
+    for (const command of ["npm run walkthrough", "test:e2e:local", "npm run runtime-cache"]) {
+      assert.equal(steps.findIndex((step) => step.replace(/\s+/g, " ").includes(command)), 0, `${command} first appears in step 0`);
+    }
   });
 
   test("Make it your own names the command that fills .cache/runtimes and .cache/helm for an offline e2e, and it is that one", () => {

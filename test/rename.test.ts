@@ -89,6 +89,15 @@ describe("rename: the words", () => {
     assert.throws(() => parse(["--group", "x.example.org", "--kind", "X", "--rename", "Nothing=Else"], PROJECT), /neither a feature's kind \(ProjectTier\) nor a label/);
   });
 
+  // README, Make it your own, step 2: "a word with the kind's name in it changes with the kind; any other keeps its spelling".
+  test("a feature's field, reason or child with the kind's name in it changes with the kind; one named after the feature's own kind keeps its word, even when that kind is renamed on its own", () => {
+    const { to } = parse(["--group", "sandboxes.example.org", "--kind", "Sandbox", "--rename", "ProjectTier=SandboxClass"], PROJECT);
+    assert.equal(
+      renamed("a ProjectTier named in spec.tier, its tierLimit, TierNotFound, projectLimit, project-limit, ProjectLimitExceeded", PROJECT, to),
+      "a SandboxClass named in spec.tier, its tierLimit, TierNotFound, sandboxLimit, sandbox-limit, SandboxLimitExceeded",
+    );
+  });
+
   test("a label is renamed on its own, also as a regular expression and a kubectl jsonpath spell it", () => {
     const { from, to } = parse(["--group", "teams.example.org", "--kind", "Team", "--rename", "agrrh.com/project=example.org/owning-team"], PROJECT);
     const text = String.raw`"agrrh.com/project" /agrrh\.com\/project/ "agrrh\.com\/project" {.metadata.labels.agrrh\.com/project} agrrh.com/tier agrrh.com/projects`;
