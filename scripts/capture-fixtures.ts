@@ -237,7 +237,7 @@ if (import.meta.filename === process.argv[1] && process.argv[2] === "--remake") 
     const set = parseSets(process.argv.slice(3));
     const dropped = undeclaredFields(read, files);
     for (const [file, text] of Object.entries(remadeFixtures(read, files, readManifest(), set))) writeFileSync(new URL(file, directory), text);
-    for (const each of dropped) console.log(`test/fixtures/${each} dropped: the CRD no longer declares it`);
+    for (const each of dropped) console.log(`test/fixtures/${each} dropped, which the CRD no longer declares`);
     console.log(`test/fixtures: ${files.join(", ")} made again from this copy's code`);
   } catch (error) {
     console.error(`fixtures: ${(error as Error).message}\nnothing was written`);
