@@ -30,7 +30,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pluralize from "pluralize";
 import { currentNames, renameFile, type CoreNames } from "./rename.ts";
-import { COMPOSITION, featureNames, withoutComposition, withoutFeature, writtenByHand } from "./take-away.ts";
+import { CHECK, COMPOSITION, featureNames, withoutComposition, withoutFeature, writtenByHand } from "./take-away.ts";
 
 const root = new URL("..", import.meta.url);
 
@@ -402,7 +402,7 @@ if (import.meta.filename === process.argv[1]) {
     };
     for (const [path, text] of Object.entries(written)) writeFileSync(new URL(path, root), text);
     console.log(`new feature ${feature.name}: ${Object.keys(written).join(", ")}`);
-    console.log(`next: its rules in features/${feature.name}.ts and its tests, and each sentence that opens with "(${TO_FILL}" (npm test names those left), then npm run manifest && npm test`);
+    console.log(`next: its rules in features/${feature.name}.ts and its tests, and each sentence that opens with "(${TO_FILL}" (npm test names those left), then ${CHECK.join(", then ")}`);
   } catch (error) {
     console.error(`new-feature: ${(error as Error).message}; nothing was changed`);
     console.error("usage: npm run new-feature -- <name> [--child <apiVersion>/<Kind>] [--resource <plural>]");

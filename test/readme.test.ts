@@ -289,6 +289,7 @@ describe("README: the commands it names", () => {
     assert.ok(CHECK.some((line) => line.includes("npm run walkthrough")) && CHECK.at(-1) === "npm test", "the walkthrough runs before npm test, which reads what it wrote");
     assert.ok(NEXT.includes(CHECK.join(", then ")));
     for (const script of ["take-away.ts", "rename.ts"]) assert.match(readFileSync(new URL(`../scripts/${script}`, import.meta.url), "utf8"), /console\.log\(NEXT\);/, `${script} prints it`);
+    assert.match(readFileSync(new URL("../scripts/new-feature.ts", import.meta.url), "utf8"), /console\.log\(`next: .*\$\{CHECK\.join\(", then "\)\}`\);/, "new-feature ends its next line with it");
   });
 
   test("Make it your own shows the network namespace's exact form wherever it speaks of another control plane, and no command before step 0 says how to run it", () => {
