@@ -379,6 +379,18 @@ describe("scale: finds and deletes exactly what it creates", () => {
     }
   });
 
+  // feature: guardrails & shared
+  test("a run shares a Secret and a ConfigMap through its profile, and nothing where told not to", () => {
+    const shared = (options: { shared?: boolean }) => {
+      const { prerequisites } = runObjects("scale-abc123", 1, options);
+      const sources = prerequisites.filter((object) => object.kind === "Secret" || object.kind === "ConfigMap").map((object) => object.kind);
+      return { sources, spec: (prerequisites.find((object) => object.kind === PROFILE.kind)?.spec as { shared?: unknown }).shared };
+    };
+    assert.deepEqual(shared({}), { sources: ["Secret", "ConfigMap"], spec: { secrets: ["scale-abc123"], configMaps: ["scale-abc123"] } });
+    assert.deepEqual(shared({ shared: false }), { sources: [], spec: undefined });
+  });
+  // end feature: guardrails & shared
+
   // feature: budget
   test("with requesters, each Project lists its creator as an admin, and the run's budget gives each exactly their share", () => {
     const { prerequisites, projects, creators } = runObjects("scale-abc123", 5, { requesters: 2 });

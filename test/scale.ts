@@ -33,6 +33,11 @@
 // one before; where no kubelet runs (the local control plane), the run plays
 // it, and every Pod of the run's Jobs succeeds as soon as it is made.
 // end feature: integrations
+// feature: guardrails & shared
+//
+// SCALE_SHARED=0 has the run's profile share nothing: what the shared copies
+// in every Namespace cost, against a run that shares them.
+// end feature: guardrails & shared
 // feature: budget
 //
 // SCALE_REQUESTERS=R has R developers create the Projects, count / R each
@@ -76,6 +81,7 @@ const IMAGE = "registry.invalid/scale:1"; // feature: integrations
  */
 export type RunOptions = {
   integrations?: number; // feature: integrations
+  shared?: boolean; // feature: guardrails & shared
   requesters?: number; // feature: budget
   unlimited?: boolean; // feature: budget
 };
@@ -100,10 +106,12 @@ export function runObjects(run: string, count: number, options: RunOptions = {})
   // feature: guardrails & shared
   // A Secret and a ConfigMap the profile shares: two more children each, and
   // two more kinds whose every event Metacontroller matches against every Project.
-  for (const kind of ["Secret", "ConfigMap"]) {
-    prerequisites.push({ apiVersion: "v1", kind, metadata: { name: run, namespace: INSTALL_NAMESPACE, labels: { [SHAREABLE_LABEL]: "true" } } as { name: string }, data: { note: kind === "Secret" ? Buffer.from(run).toString("base64") : run } });
+  if (options.shared ?? true) {
+    for (const kind of ["Secret", "ConfigMap"]) {
+      prerequisites.push({ apiVersion: "v1", kind, metadata: { name: run, namespace: INSTALL_NAMESPACE, labels: { [SHAREABLE_LABEL]: "true" } } as { name: string }, data: { note: kind === "Secret" ? Buffer.from(run).toString("base64") : run } });
+    }
+    Object.assign(prerequisites[0]!.spec!, { shared: { secrets: [run], configMaps: [run] } });
   }
-  Object.assign(prerequisites[0]!.spec!, { shared: { secrets: [run], configMaps: [run] } });
   // end feature: guardrails & shared
   // feature: integrations
   const steps = Array.from({ length: options.integrations ?? 0 }, (_, index) => ({
@@ -388,6 +396,7 @@ async function playTheKubelet(stop: AbortSignal) {
 if (import.meta.filename === process.argv[1]) {
   const options: RunOptions = {
     integrations: Number(process.env["SCALE_INTEGRATIONS"] ?? "0"), // feature: integrations
+    shared: process.env["SCALE_SHARED"] !== "0", // feature: guardrails & shared
     requesters: Number(process.env["SCALE_REQUESTERS"] ?? "0"), // feature: budget
     unlimited: process.env["SCALE_UNLIMITED"] === "1", // feature: budget
   };
