@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { GROUP, PARENT } from "../sync.ts";
 import { FEATURES } from "../features/index.ts"; // features
-import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, ownsOf, renumberedSections, withSectionsRenumbered, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
+import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, ownsOf, PAGE, renumberedSections, withSectionsRenumbered, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
 import { TRANSCRIPT } from "../scripts/transcripts.ts";
 import { parseWalkthrough } from "../scripts/walkthrough.ts";
 
@@ -135,6 +135,15 @@ describe("take-away: docs/cluster.md's numbered sections", () => {
     assert.deepEqual(atOnce, taken(taken(files, ["y"]), ["x"]));
     assert.equal(atOnce.get("docs/cluster.md"), ["## 0. Start", "## 1. After", "See [Last](#2-last) and [After](#1-after).", "## 2. Last"].join("\n"));
     assert.equal(atOnce.get("README.md"), "[last](docs/cluster.md#2-last), docs/cluster.md, §1");
+  });
+
+  test("prose cites a section of docs/cluster.md by a link to its anchor, which take-away follows, never by a bare number, which it cannot", () => {
+    // In the page, `step 6` or `section 6` is one of its own sections (an e2e step says `e2e step`); elsewhere, one named as the page's.
+    const bare = (path: string) => (path === PAGE ? /(?<!e2e )\b(?:steps?|sections?) \d+/gi : /cluster\.md's (?:steps?|sections?) \d+|\b(?:steps?|sections?) \d+ of (?:that page|(?:docs\/)?cluster\.md)/gi);
+    const cited = tracked
+      .filter((path) => path.endsWith(".md"))
+      .flatMap((path) => readFileSync(new URL(path, root), "utf8").split("\n").flatMap((line, at) => [...line.matchAll(bare(path))].map(([words]) => `${path}:${at + 1}: ${words}`)));
+    assert.deepEqual(cited, []);
   });
 
   test("in this copy they are numbered in order from 0, as take-away leaves them", () => {
