@@ -71,7 +71,7 @@ export interface E2eOptions {
   metacontrollerLog?: string | undefined;
   /** kube-state-metrics, as `npm run kube-state-metrics` builds it, and the kubeconfig it reads; without it step 72 is skipped, or fails where it is required. */
   kubeStateMetrics?: { binary: string | undefined; kubeconfig: string | undefined; required: boolean };
-  /** Stops and starts the cluster's Metacontroller, where it is the run's own (a local control plane): steps 81 to 83 need it, and are skipped without. */
+  /** Stops and starts the cluster's Metacontroller, where it is the run's own (a local control plane): the steps that restart it need it, and are skipped without. */
   metacontroller?: { stop: () => Promise<void>; start: () => Promise<void> } | undefined;
 }
 
@@ -531,14 +531,14 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const robot = `e2e-${RUN}-robot`;
       await setMembers([
         { kind: "ServiceAccount", namespace: "ci", name: robot, role: "edit" },
-        { kind: "ServiceAccount", namespace: "prod", name: robot, role: "edit" },
+        { kind: "ServiceAccount", namespace: "release", name: robot, role: "edit" },
         { kind: "User", name: ops, role: "view" },
         { kind: "Group", name: ops, role: "view" },
       ]);
       await waitForReady(PROJECT);
       await eventually("all four members have access", async () =>
         (await may(`system:serviceaccount:ci:${robot}`, "create", "deployments")) &&
-        (await may(`system:serviceaccount:prod:${robot}`, "create", "deployments")) &&
+        (await may(`system:serviceaccount:release:${robot}`, "create", "deployments")) &&
         (await may(ops, "get", "pods")) &&
         (await may(OUTSIDER, "get", "pods", [ops])),
       );

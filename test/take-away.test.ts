@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { GROUP, PARENT } from "../sync.ts";
 import { FEATURES } from "../features/index.ts"; // features
-import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, ownsOf, PAGE, renumberedSections, withSectionsRenumbered, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
+import { COMPOSITION, e2eSteps, e2eStepsCited, featureNames, filesOf, neededByKept, needsOf, ownsOf, PAGE, renumberedSections, withSectionsRenumbered, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
 import { TRANSCRIPT } from "../scripts/transcripts.ts";
 import { parseWalkthrough } from "../scripts/walkthrough.ts";
 
@@ -300,7 +300,30 @@ describe("take-away: nothing of a feature is left behind", () => {
   const owned = (feature: string) => filesOf(feature, tracked, ownsOf(texts.get(`features/${feature}.ts`) ?? ""));
   const needing = (feature: string): string[] => [feature, ...features.filter((other) => needsOf(texts.get(`features/${other}.ts`) ?? "").includes(feature)).flatMap(needing)];
 
+  // Which e2e steps the files cite that test/e2e.ts does not run, once the features go.
+  const stepsMissing = (gone: string[]) => {
+    const kept = (path: string, text: string) => gone.reduce((current, each) => withoutFeature(current, each, path), writtenByHand(text));
+    const removed = new Set(gone.flatMap(owned));
+    const steps = e2eSteps(kept("test/e2e.ts", texts.get("test/e2e.ts") ?? ""));
+    return [...texts]
+      .filter(([path, text]) => !removed.has(path) && !ABOUT_NAMES.includes(path) && !path.startsWith("test/fixtures/") && !text.includes("\0"))
+      .flatMap(([path, text]) => e2eStepsCited(path, kept(path, text)).filter((cited) => !cited.steps.every((step) => steps.has(step))).map(({ line, words }) => `${path}:${line}: ${words}`));
+  };
+
+  test("every e2e step cited, in docs, scripts, tests and comments, is one test/e2e.ts runs", () => {
+    assert.ok(e2eSteps(texts.get("test/e2e.ts") ?? "").has(2), "test/e2e.ts's steps are read from their titles");
+    assert.deepEqual(stepsMissing([]), []);
+  });
+
+  test("with every feature taken away, every e2e step still cited is one the core's test/e2e.ts runs", () => {
+    assert.deepEqual(stepsMissing(features), []);
+  });
+
   for (const feature of features) {
+    test(`${feature}: taken away, every e2e step still cited is one test/e2e.ts still runs (a citation of one of its steps is marked with it)`, () => {
+      assert.deepEqual(stepsMissing(needing(feature)), []);
+    });
+
     test(`${feature}: names its own words, each once, none of them another's it does not need`, async () => {
       const vocabulary: unknown = (await import(`../features/${feature}.ts`)).VOCABULARY;
       assert.ok(Array.isArray(vocabulary) && vocabulary.length > 0 && vocabulary.every((word) => typeof word === "string" && /^\S(.*\S)?$/.test(word)), `features/${feature}.ts exports VOCABULARY, a list of its words`);
