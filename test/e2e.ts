@@ -962,15 +962,15 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.deepEqual(ephemeral.securityContext.capabilities.drop, ["ALL"]);
     });
 
-    // ### One quota across a Project's Namespaces
+    // ### One quota for a whole Project
     //
     // The profile's projectQuota, held by ResourceQuota project-total-quota
-    // in each of the Project's Namespaces: here in the one it has.
+    // in each Namespace the Project owns: here the one it has.
     const POOLED = `e2e-${RUN}-pooled`;
     const POOLED_NAMESPACE = namespaceNameFor(POOLED);
     const POOLED_PROFILE = `e2e-${RUN}-pooled`;
     const POOLED_TOTAL = { pods: "2", "requests.cpu": "1" };
-    await step(`79. on profile ${POOLED_PROFILE}, whose projectQuota holds ${POOLED_TOTAL.pods} pods across a Project's Namespaces, a Pod past it in ${POOLED_NAMESPACE} is refused with the API server's quota message, and a Pod deleted gives its room back`, async () => {
+    await step(`79. on profile ${POOLED_PROFILE}, whose projectQuota holds a Project to ${POOLED_TOTAL.pods} pods in all, a Pod past it in ${POOLED_NAMESPACE} is refused with the API server's quota message, and a Pod deleted gives its room back`, async () => {
       await create({
         apiVersion: API_VERSION,
         kind: PROFILE.kind,
@@ -981,7 +981,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(POOLED);
       const quota = (name: string) => must(["get", "resourcequota", name, "-n", POOLED_NAMESPACE, "-o", "jsonpath={.spec.hard}"]).then((hard) => JSON.parse(hard));
       assert.deepEqual(await quota(PROJECT_QUOTA_NAME), POOLED_TOTAL, "with one Namespace, its share is the whole total");
-      assert.equal((await quota(GUARDRAIL_NAMES.ResourceQuota))["resourcequotas"], "2", "the Namespace's own quota makes room for the one across Namespaces");
+      assert.equal((await quota(GUARDRAIL_NAMES.ResourceQuota))["resourcequotas"], "2", "the Namespace's own quota makes room for the Project's total");
       const pods = Array.from({ length: Number(POOLED_TOTAL.pods) + 1 }, (_, index) => pod(`e2e-pooled-${index}`, POOLED_NAMESPACE));
       for (const one of pods.slice(0, -1)) await createPod(one);
       const past = await kubectl(["create", "-f", "-"], stringify(pods.at(-1)!));
