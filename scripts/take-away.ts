@@ -244,9 +244,9 @@ export function withSectionsMoved(text: string, moved: Map<number, number>): str
     .replace(/((?:cluster\.md)?#)(\d+)(-[a-z])/g, (_all, before: string, number: string, after: string) => `${before}${follow(number)}${after}`);
 }
 
-/** The numbers of the steps test/e2e.ts runs: each step's title starts with its number (`step(\`12. a Project ...`). */
+/** The numbers of the steps test/e2e.ts runs: each step's title starts with its number (`step(\`12. a Project ...`), or a line of its own where it is built of parts. */
 export function e2eSteps(e2e: string): Set<number> {
-  return new Set([...e2e.matchAll(/\bstep\([^`"')]*[`"'](\d+)\. /g)].map(([, number]) => Number(number)));
+  return new Set([...e2e.matchAll(/(?:\bstep\([^`"')]*|^\s*)[`"'](\d+)\. /gm)].map(([, number]) => Number(number)));
 }
 
 /**

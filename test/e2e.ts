@@ -431,7 +431,11 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
 
-    await step(`3. Namespace ${NAMESPACE} carries the ${PARENT.kind}'s label, the annotations its spec gives (${ANNOTATION_FIELDS.join(", ") || "none"}), and what the features add`, async () => {
+    const carries = [
+      `3. Namespace ${NAMESPACE} carries the ${PARENT.kind}'s label, the annotations its spec gives (${ANNOTATION_FIELDS.join(", ") || "none"})`,
+      "and what the features add", // features
+    ];
+    await step(carries.join(", "), async () => {
       assert.equal(await must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.labels.${PROJECT_LABEL.replaceAll(".", "\\.")}}`]), PROJECT);
       for (const field of ANNOTATION_FIELDS) assert.equal(await annotation(field), CREATED[field], field);
       // feature: guardrails
@@ -2660,7 +2664,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
           await must(["wait", "--for=condition=Established", `crd/${CRDS.parent}`, `--timeout=${TIMEOUT}`]);
           if (!webhookUrl) await must(["-n", INSTALL_NAMESPACE, "rollout", "status", `deployment/${WEBHOOK_DEPLOYMENT}`, `--timeout=${TIMEOUT}`]);
           const again = project(`e2e-${RUN}-reinstalled-${round}`);
-          const by: string[] = []; // an admin's, unless a feature below names another
+          const by: string[] = []; // the create runs as an admin, unless someone is named below
           // feature: members
           Object.assign(again, memberProject(again.metadata.name, [{ kind: "User", name: DEVELOPER, role: "admin" }]));
           await create(clusterRoleBinding(DEVELOPERS, REQUESTER_ROLE, { kind: "Group", name: DEVELOPERS }));

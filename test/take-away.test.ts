@@ -198,14 +198,14 @@ describe("take-away: what composes features goes with the last of them", () => {
 
   test("with every feature taken away, README, the docs, k8s.yaml and sync.ts speak of none, but where they teach adding one", () => {
     const owned = features.flatMap((feature) => filesOf(feature, tracked, ownsOf(readFileSync(new URL(`features/${feature}.ts`, root), "utf8"))));
-    const kept = tracked.filter((path) => !owned.includes(path) && (["README.md", "k8s.yaml", "sync.ts"].includes(path) || /^docs\/[^/]+\.md$/.test(path)));
+    const kept = tracked.filter((path) => !owned.includes(path) && (["README.md", "k8s.yaml", "sync.ts", "package.json", "test/e2e.ts"].includes(path) || /^docs\/[^/]+\.md$/.test(path)));
     const core = (path: string) => withoutComposition(features.reduce((text, feature) => withoutFeature(text, feature, path), writtenByHand(readFileSync(new URL(path, root), "utf8"))), path);
     // What teaches adding one: README's guide, and each paragraph or table row that names it, a tool of it, or a marker.
     const withoutGuide = (text: string) => text.slice(0, text.indexOf("## Make it your own")) + text.slice(text.indexOf("## Layout"));
-    const teaches = /Make it your own|take-away|new-feature|test:subsets|(slot|feature): /;
+    const teaches = /Make it your own|take-away|new-feature|test:subsets|core-without-features|(slot|feature): /;
     const spoken = kept.flatMap((path) =>
       (path === "README.md" ? withoutGuide(core(path)) : core(path))
-        .split(/\n\s*\n|\n(?=\|)/)
+        .split(path.endsWith(".json") ? "\n" : /\n\s*\n|\n(?=\|)/)
         .filter((unit) => /\bfeatures?\b/i.test(unit) && !teaches.test(unit))
         .map((unit) => `${path}: ${unit.split("\n").find((line) => /\bfeatures?\b/i.test(line))!.trim()}`),
     );
@@ -317,6 +317,22 @@ describe("take-away: nothing of a feature is left behind", () => {
 
   test("with every feature taken away, every e2e step still cited is one the core's test/e2e.ts runs", () => {
     assert.deepEqual(stepsMissing(features), []);
+  });
+
+  // A feature with all it needs, kept alone.
+  const neededBy = (feature: string): string[] => [feature, ...needsOf(texts.get(`features/${feature}.ts`) ?? "").flatMap(neededBy)];
+  const keptAlone = features.map((feature) => features.filter((other) => !neededBy(feature).includes(other)));
+
+  test("where no feature left has a mutating admission policy, README, the docs and k8s.yaml speak of none", () => {
+    const spoken = [features, ...keptAlone].flatMap((gone) => {
+      const kept = (path: string, text: string) => gone.reduce((current, each) => withoutFeature(current, each, path), writtenByHand(text));
+      if (/^kind: MutatingAdmissionPolicy$/m.test(kept("k8s.yaml", texts.get("k8s.yaml") ?? ""))) return [];
+      const removed = new Set(gone.flatMap(owned));
+      return [...texts]
+        .filter(([path]) => (["README.md", "k8s.yaml"].includes(path) || /^docs\/[^/]+\.md$/.test(path)) && !removed.has(path))
+        .flatMap(([path, text]) => kept(path, withoutOutputs(path, text)).split("\n").flatMap((line, at) => (/mutating/i.test(line) ? [`without ${gone.join(", ")}: ${path}:${at + 1}: ${line.trim().slice(0, 100)}`] : [])));
+    });
+    assert.deepEqual(spoken, []);
   });
 
   for (const feature of features) {
