@@ -32,8 +32,9 @@ export const PARENT = { kind: "Project", plural: "projects", singular: "project"
 export const NAMESPACE_PREFIX = "proj-";
 /** Each Namespace of a Project carries its name under this label: how guards, and people, find them. */
 export const PROJECT_LABEL = "agrrh.com/project";
-// The spec fields the core reads, with their defaults: each becomes the
-// Namespace's annotation of that name. The CRD declares the same.
+// The spec fields the core reads, each with the value its annotation takes
+// where a spec leaves the field out: each becomes the Namespace's annotation
+// of that name. The CRD declares the same fields.
 export const NAMESPACE_ANNOTATIONS = { description: "", license: "WTFPL" } as const;
 /** Where Metacontroller keeps, on each child, a JSON copy of what it applied. */
 export const LAST_APPLIED_ANNOTATION = "metacontroller.k8s.io/last-applied-configuration";

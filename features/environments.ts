@@ -32,7 +32,7 @@ import type { ForeignNamespace, ObservedNamespace, Project, Readiness } from "..
 import type { Feature, Place, View } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
-export const VOCABULARY = ["InvalidEnvironments", "EnvironmentConflict", "TooManyNamespaces", "WaitingForEnvironments", "ENVIRONMENT_ANNOTATION", "agrrh.com/environment"] as const;
+export const VOCABULARY = ["InvalidEnvironments", "EnvironmentConflict", "TooManyNamespaces", "WaitingForEnvironments", "ENVIRONMENT_ANNOTATION", "agrrh.com/environment", "environments", "prod", "staging"] as const;
 
 // Spelled out, not taken from sync.ts: a feature imports only types from it
 // (environments.test.ts proves the spellings agree).

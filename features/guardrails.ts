@@ -192,9 +192,9 @@ export const QUALIFIED_QUOTA_RESOURCE = new RegExp(
   String.raw`^((requests\.)?hugepages-[0-9]+(Ki|Mi|Gi)|[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$`,
 );
 export const LIMITED_RESOURCES = ["cpu", "memory", "ephemeral-storage"] as const;
-// What a quota across Namespaces limits: what the team's workloads consume,
-// moving from one environment to another. Object counts other than pods
-// stay each Namespace's own.
+// What the Project's total limits: what the team's workloads consume,
+// wherever they run. Object counts other than pods stay each Namespace's own
+// (its resourceQuota).
 export const PROJECT_QUOTA_RESOURCES = ["requests.cpu", "requests.memory", "requests.storage", "limits.cpu", "limits.memory", "pods"] as const;
 export const MAX_QUANTITIES = 32;
 export const MAX_ADMITTED_NAMESPACES = 32;
@@ -589,7 +589,7 @@ function holds(observed: unknown, wanted: unknown): boolean {
   return observed === wanted;
 }
 
-// ## One quota across the Project's Namespaces
+// ## One quota for a whole Project
 //
 // A ResourceQuota holds one Namespace; the profile's projectQuota holds all
 // of a Project's. Each of them gets a ResourceQuota PROJECT_QUOTA_NAME whose

@@ -232,7 +232,7 @@ function membersIn(namespace: string) {
 // One RoleBinding per role and kind of subject, and per namespace for
 // ServiceAccounts. Metacontroller merges a list whose items all have a
 // `name` as a map keyed by that name, so two subjects of one name in one
-// list (ServiceAccounts ci/deployer and prod/deployer, or User and Group
+// list (ServiceAccounts ci/deployer and release/deployer, or User and Group
 // ops) would collapse into one. Within each of these RoleBindings every
 // subject has the same kind and namespace, and no member is listed twice,
 // so every name in a list is unique. Named after the role, a RoleBinding

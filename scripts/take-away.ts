@@ -243,6 +243,35 @@ export function withSectionsMoved(text: string, moved: Map<number, number>): str
     .replace(/((?:cluster\.md)?#)(\d+)(-[a-z])/g, (_all, before: string, number: string, after: string) => `${before}${follow(number)}${after}`);
 }
 
+/** The numbers of the steps test/e2e.ts runs: each step's title starts with its number (`step(\`12. a Project ...`), or a line of its own where it is built of parts. */
+export function e2eSteps(e2e: string): Set<number> {
+  return new Set([...e2e.matchAll(/(?:\bstep\([^`"')]*|^\s*)[`"'](\d+)\. /gm)].map(([, number]) => Number(number)));
+}
+
+/**
+ * Where a file cites steps of the e2e, and which: `e2e step 72`, `e2e steps
+ * 63 to 66` anywhere; in the e2e's own files and the pages that tell of it
+ * (E2E_PAGES), `step 72` too, but a step of CI's (`CI's step 9`). A range
+ * cites each step in it. Elsewhere a bare `step 3` is a step of something
+ * else (README's guide, CI's run) and is no citation.
+ */
+export function e2eStepsCited(path: string, text: string): { line: number; words: string; steps: number[] }[] {
+  const steps = new RegExp(String.raw`(?<!CI's )\b(e2e )?steps? (\d+(?:(?:, | and | to | or |-)\d+)*)(?! of CI)`, "gi");
+  return text.split("\n").flatMap((line, at) =>
+    [...line.matchAll(steps)]
+      .filter(([, e2e]) => e2e || E2E_PAGES.includes(path))
+      .map(([words, , list = ""]) => {
+        const numbers = list.split(/, | and | or /).flatMap((part) => {
+          const [from, to = from] = part.split(/ to |-/).map(Number) as [number, number?];
+          return Array.from({ length: Math.max(0, to - from) + 1 }, (_, index) => from + index);
+        });
+        return { line: at + 1, words, steps: numbers };
+      }),
+  );
+}
+/** The files where a bare `step N` is one of the e2e's. */
+export const E2E_PAGES = ["test/e2e.ts", "test/e2e.test.ts", "test/local-e2e.sh", "docs/operating.md", "docs/testing.md"];
+
 function takeAway(features: string[]) {
   const tracked = execFileSync("git", ["ls-files"], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean);
   const all = featureNames(tracked.filter((path) => existsSync(new URL(path, root))));

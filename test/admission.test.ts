@@ -191,7 +191,7 @@ describe("admission: the status sync writes survives pruning", () => {
     "Protected", // feature: deletion-protection
   ];
   test("kubectl get projects shows the Namespace, each short field of NAMESPACE_ANNOTATIONS, each feature's columns, Ready and why, the Generation against the one Observed, Age, and since when it is Terminating", () => {
-    // NAMESPACE_ANNOTATIONS' fields, in its order, each short enough for a table (a license, not a long description).
+    // NAMESPACE_ANNOTATIONS' fields, in its order, each whose CRD bounds it to what a table's column can show.
     const annotationColumns = Object.keys(NAMESPACE_ANNOTATIONS)
       .filter((field) => (projectVersion.schema.openAPIV3Schema.properties.spec.properties[field]?.maxLength ?? Infinity) <= TABLE_FIELD)
       .map((field) => ({ name: field[0]!.toUpperCase() + field.slice(1), type: "string", jsonPath: `.spec.${field}` }));

@@ -71,7 +71,7 @@ export interface E2eOptions {
   metacontrollerLog?: string | undefined;
   /** kube-state-metrics, as `npm run kube-state-metrics` builds it, and the kubeconfig it reads; without it step 72 is skipped, or fails where it is required. */
   kubeStateMetrics?: { binary: string | undefined; kubeconfig: string | undefined; required: boolean };
-  /** Stops and starts the cluster's Metacontroller, where it is the run's own (a local control plane): steps 81 to 83 need it, and are skipped without. */
+  /** Stops and starts the cluster's Metacontroller, where it is the run's own (a local control plane): the steps that restart it need it, and are skipped without. */
   metacontroller?: { stop: () => Promise<void>; start: () => Promise<void> } | undefined;
 }
 
@@ -431,7 +431,11 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     });
 
 
-    await step(`3. Namespace ${NAMESPACE} carries the ${PARENT.kind}'s label, the annotations its spec gives (${ANNOTATION_FIELDS.join(", ") || "none"}), and what the features add`, async () => {
+    const carries = [
+      `3. Namespace ${NAMESPACE} carries the ${PARENT.kind}'s label, the annotations its spec gives (${ANNOTATION_FIELDS.join(", ") || "none"})`,
+      "and what the features add", // features
+    ];
+    await step(carries.join(", "), async () => {
       assert.equal(await must(["get", "namespace", NAMESPACE, "-o", `jsonpath={.metadata.labels.${PROJECT_LABEL.replaceAll(".", "\\.")}}`]), PROJECT);
       for (const field of ANNOTATION_FIELDS) assert.equal(await annotation(field), CREATED[field], field);
       // feature: guardrails
@@ -531,14 +535,14 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       const robot = `e2e-${RUN}-robot`;
       await setMembers([
         { kind: "ServiceAccount", namespace: "ci", name: robot, role: "edit" },
-        { kind: "ServiceAccount", namespace: "prod", name: robot, role: "edit" },
+        { kind: "ServiceAccount", namespace: "release", name: robot, role: "edit" },
         { kind: "User", name: ops, role: "view" },
         { kind: "Group", name: ops, role: "view" },
       ]);
       await waitForReady(PROJECT);
       await eventually("all four members have access", async () =>
         (await may(`system:serviceaccount:ci:${robot}`, "create", "deployments")) &&
-        (await may(`system:serviceaccount:prod:${robot}`, "create", "deployments")) &&
+        (await may(`system:serviceaccount:release:${robot}`, "create", "deployments")) &&
         (await may(ops, "get", "pods")) &&
         (await may(OUTSIDER, "get", "pods", [ops])),
       );
@@ -962,15 +966,15 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.deepEqual(ephemeral.securityContext.capabilities.drop, ["ALL"]);
     });
 
-    // ### One quota across a Project's Namespaces
+    // ### One quota for a whole Project
     //
     // The profile's projectQuota, held by ResourceQuota project-total-quota
-    // in each of the Project's Namespaces: here in the one it has.
+    // in each Namespace the Project owns: here the one it has.
     const POOLED = `e2e-${RUN}-pooled`;
     const POOLED_NAMESPACE = namespaceNameFor(POOLED);
     const POOLED_PROFILE = `e2e-${RUN}-pooled`;
     const POOLED_TOTAL = { pods: "2", "requests.cpu": "1" };
-    await step(`79. on profile ${POOLED_PROFILE}, whose projectQuota holds ${POOLED_TOTAL.pods} pods across a Project's Namespaces, a Pod past it in ${POOLED_NAMESPACE} is refused with the API server's quota message, and a Pod deleted gives its room back`, async () => {
+    await step(`79. on profile ${POOLED_PROFILE}, whose projectQuota holds a Project to ${POOLED_TOTAL.pods} pods in all, a Pod past it in ${POOLED_NAMESPACE} is refused with the API server's quota message, and a Pod deleted gives its room back`, async () => {
       await create({
         apiVersion: API_VERSION,
         kind: PROFILE.kind,
@@ -981,7 +985,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await waitForReady(POOLED);
       const quota = (name: string) => must(["get", "resourcequota", name, "-n", POOLED_NAMESPACE, "-o", "jsonpath={.spec.hard}"]).then((hard) => JSON.parse(hard));
       assert.deepEqual(await quota(PROJECT_QUOTA_NAME), POOLED_TOTAL, "with one Namespace, its share is the whole total");
-      assert.equal((await quota(GUARDRAIL_NAMES.ResourceQuota))["resourcequotas"], "2", "the Namespace's own quota makes room for the one across Namespaces");
+      assert.equal((await quota(GUARDRAIL_NAMES.ResourceQuota))["resourcequotas"], "2", "the Namespace's own quota makes room for the Project's total");
       const pods = Array.from({ length: Number(POOLED_TOTAL.pods) + 1 }, (_, index) => pod(`e2e-pooled-${index}`, POOLED_NAMESPACE));
       for (const one of pods.slice(0, -1)) await createPod(one);
       const past = await kubectl(["create", "-f", "-"], stringify(pods.at(-1)!));
@@ -2660,7 +2664,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
           await must(["wait", "--for=condition=Established", `crd/${CRDS.parent}`, `--timeout=${TIMEOUT}`]);
           if (!webhookUrl) await must(["-n", INSTALL_NAMESPACE, "rollout", "status", `deployment/${WEBHOOK_DEPLOYMENT}`, `--timeout=${TIMEOUT}`]);
           const again = project(`e2e-${RUN}-reinstalled-${round}`);
-          const by: string[] = []; // an admin's, unless a feature below names another
+          const by: string[] = []; // the create runs as an admin, unless someone is named below
           // feature: members
           Object.assign(again, memberProject(again.metadata.name, [{ kind: "User", name: DEVELOPER, role: "admin" }]));
           await create(clusterRoleBinding(DEVELOPERS, REQUESTER_ROLE, { kind: "Group", name: DEVELOPERS }));

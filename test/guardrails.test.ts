@@ -467,14 +467,14 @@ describe("guardrails from the Project's profile", () => {
 });
 
 
-describe("guardrails: one quota across a Project's Namespaces", () => {
-  // A Project on profile team, whose total holds across its Namespaces; the
-  // environments a Project may hold are planned one Namespace at a time,
-  // as here, each with its own profile in `spec`.
+describe("guardrails: one quota for a whole Project", () => {
+  // A Project on profile team, whose total holds across every Namespace it
+  // owns; each is planned on its own, as here, with the profile its `spec`
+  // names.
   const TOTAL = { pods: "10", "requests.cpu": "4", "requests.memory": "8Gi" };
   const team: ProfileSpec = { resourceQuota: { hard: { pods: "20", resourcequotas: "1" } }, projectQuota: { hard: TOTAL } };
-  const DEV = `${SHOP}-dev`;
-  const STAGING = `${SHOP}-staging`;
+  const SECOND = `${SHOP}-second`;
+  const THIRD = `${SHOP}-third`;
   const total = (answer: { children: { kind: string; metadata: { name: string } }[] }) =>
     answer.children.find((child) => child.kind === "ResourceQuota" && child.metadata.name === PROJECT_QUOTA_NAME) as ResourceQuota | undefined;
   /** The Project's quotas across Namespaces as observed, each with this usage. */
@@ -491,7 +491,7 @@ describe("guardrails: one quota across a Project's Namespaces", () => {
     }
     return observed;
   };
-  /** One Namespace's plan, `profile` its own, as an environment's would be. */
+  /** One Namespace's plan, `profile` the one its spec names. */
   const planIn = (namespace: string, children: ObservedChildren, { profile = "team", profiles = { team } as Record<string, ProfileSpec> } = {}) =>
     guardrails.plan({
       project: project("shop", { spec: { profile: "team" } }),
@@ -507,15 +507,15 @@ describe("guardrails: one quota across a Project's Namespaces", () => {
   const hardIn = (namespace: string, children: ObservedChildren, options?: Parameters<typeof planIn>[2]) => total(planIn(namespace, children, options))?.spec.hard;
 
   test("each Namespace may use what it uses plus what is left of the total, which moves with usage between Namespaces", () => {
-    const observed = using({ [SHOP]: { pods: "3", "requests.cpu": "1500m", "requests.memory": "1Gi" }, [DEV]: { pods: "2", "requests.cpu": "500m", "requests.memory": "3Gi" } });
+    const observed = using({ [SHOP]: { pods: "3", "requests.cpu": "1500m", "requests.memory": "1Gi" }, [SECOND]: { pods: "2", "requests.cpu": "500m", "requests.memory": "3Gi" } });
     assert.deepEqual(hardIn(SHOP, observed), { pods: "8", "requests.cpu": "3500m", "requests.memory": "5Gi" });
-    assert.deepEqual(hardIn(DEV, observed), { pods: "7", "requests.cpu": "2500m", "requests.memory": "7Gi" });
+    assert.deepEqual(hardIn(SECOND, observed), { pods: "7", "requests.cpu": "2500m", "requests.memory": "7Gi" });
     // A Namespace whose quota is not observed yet gets the headroom alone.
-    assert.deepEqual(hardIn(STAGING, observed), { pods: "5", "requests.cpu": "2", "requests.memory": "4Gi" });
+    assert.deepEqual(hardIn(THIRD, observed), { pods: "5", "requests.cpu": "2", "requests.memory": "4Gi" });
     // Pods moved from one Namespace to the other: the same total, shared anew.
-    const moved = using({ [SHOP]: { pods: "0", "requests.cpu": "0", "requests.memory": "0" }, [DEV]: { pods: "5", "requests.cpu": "2", "requests.memory": "4Gi" } });
+    const moved = using({ [SHOP]: { pods: "0", "requests.cpu": "0", "requests.memory": "0" }, [SECOND]: { pods: "5", "requests.cpu": "2", "requests.memory": "4Gi" } });
     assert.deepEqual(hardIn(SHOP, moved), { pods: "5", "requests.cpu": "2", "requests.memory": "4Gi" });
-    assert.deepEqual(hardIn(DEV, moved), { pods: "10", "requests.cpu": "4", "requests.memory": "8Gi" });
+    assert.deepEqual(hardIn(SECOND, moved), { pods: "10", "requests.cpu": "4", "requests.memory": "8Gi" });
   });
 
   test("with one Namespace, its quota across Namespaces is the total, and a quota not yet counted counts as nothing used", () => {
@@ -525,27 +525,27 @@ describe("guardrails: one quota across a Project's Namespaces", () => {
   });
 
   test("the headroom is never negative: over the total, each Namespace may use what it uses and nothing more", () => {
-    const over = using({ [SHOP]: { pods: "7", "requests.cpu": "3", "requests.memory": "6Gi" }, [DEV]: { pods: "6", "requests.cpu": "2", "requests.memory": "3Gi" } });
+    const over = using({ [SHOP]: { pods: "7", "requests.cpu": "3", "requests.memory": "6Gi" }, [SECOND]: { pods: "6", "requests.cpu": "2", "requests.memory": "3Gi" } });
     assert.deepEqual(hardIn(SHOP, over), { pods: "7", "requests.cpu": "3", "requests.memory": "6Gi" });
-    assert.deepEqual(hardIn(DEV, over), { pods: "6", "requests.cpu": "2", "requests.memory": "3Gi" });
-    assert.deepEqual(hardIn(STAGING, over), { pods: "0", "requests.cpu": "0", "requests.memory": "0" });
+    assert.deepEqual(hardIn(SECOND, over), { pods: "6", "requests.cpu": "2", "requests.memory": "3Gi" });
+    assert.deepEqual(hardIn(THIRD, over), { pods: "0", "requests.cpu": "0", "requests.memory": "0" });
   });
 
   test("a usage that cannot be read leaves no headroom", () => {
-    const unreadable = using({ [SHOP]: { pods: "1" }, [DEV]: { pods: "many" } });
+    const unreadable = using({ [SHOP]: { pods: "1" }, [SECOND]: { pods: "many" } });
     assert.equal(hardIn(SHOP, unreadable)?.["pods"], "1");
   });
 
-  test("the total is the Project's own profile's, whatever profile the Namespace has, so Namespaces on different profiles share one", () => {
+  test("the total is the Project's own profile's, whatever profile a Namespace's plan names, so Namespaces on different profiles share one", () => {
     const strict: ProfileSpec = { resourceQuota: { hard: { pods: "5" } }, projectQuota: { hard: { pods: "1" } } };
     const observed = using({ [SHOP]: { pods: "3" } });
-    const plan = planIn(DEV, observed, { profile: "strict", profiles: { team, strict } });
+    const plan = planIn(SECOND, observed, { profile: "strict", profiles: { team, strict } });
     assert.deepEqual(total(plan)?.spec.hard, { pods: "7", "requests.cpu": "4", "requests.memory": "8Gi" });
     assert.deepEqual(total(plan)?.metadata.labels, { [PROFILE_LABEL]: "team" });
     // The Namespace's own quota is its profile's.
     assert.deepEqual(plan.children.find((child) => child.metadata.name === "project-quota")?.["spec" as never], { hard: { pods: "5" } });
     // A Namespace on a profile with a total, of a Project on one without, gets none.
-    assert.equal(total(planIn(DEV, observed, { profile: "strict", profiles: { team: {}, strict } })), undefined);
+    assert.equal(total(planIn(SECOND, observed, { profile: "strict", profiles: { team: {}, strict } })), undefined);
   });
 
   test("while the Project's profile cannot be read, a Namespace on another profile keeps its quota across Namespaces as observed, gets none made, and says why", () => {
@@ -556,11 +556,11 @@ describe("guardrails: one quota across a Project's Namespaces", () => {
     assert.equal(total(plan)?.spec.hard["pods"], "6");
     assert.equal(plan.unavailable?.reason, "ProfileNotFound");
     assert.match(plan.unavailable?.message ?? "", /^ProjectProfile team does not exist, so Namespace /);
-    assert.equal(total(planIn(DEV, observed, { profile: "other", profiles: other })), undefined);
+    assert.equal(total(planIn(SECOND, observed, { profile: "other", profiles: other })), undefined);
   });
 
   test("the same usage gives the same answer, a quantity stored another way is asked for as stored, and a synced Project is a fixed point", () => {
-    const observed = using({ [SHOP]: { pods: "3", "requests.cpu": "1500m", "requests.memory": "1Gi" }, [DEV]: { pods: "2", "requests.cpu": "500m", "requests.memory": "3Gi" } });
+    const observed = using({ [SHOP]: { pods: "3", "requests.cpu": "1500m", "requests.memory": "1Gi" }, [SECOND]: { pods: "2", "requests.cpu": "500m", "requests.memory": "3Gi" } });
     assert.deepEqual(planIn(SHOP, observed), planIn(SHOP, structuredClone(observed)));
     (observed[RESOURCE_QUOTAS]![`${SHOP}/${PROJECT_QUOTA_NAME}`]!["spec"] as any).hard = { pods: "8", "requests.cpu": "3.5", "requests.memory": "5120Mi" };
     assert.deepEqual(hardIn(SHOP, observed), { pods: "8", "requests.cpu": "3.5", "requests.memory": "5120Mi" });

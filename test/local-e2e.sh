@@ -16,8 +16,8 @@ local_plane_up e2e "$PWD/.cache/local-k8s" 'e2e-'
 # once there is a plane to run it on.
 HELM=$(node --import tsx scripts/helm.ts)
 
-# Steps 81 to 83 stop and start Metacontroller, which only a plane of the
-# run's own allows: stopped by its pid file, within a minute, started as up.sh
+# The steps that restart Metacontroller stop and start it, which only a plane
+# of the run's own allows: stopped by its pid file, within a minute, started as up.sh
 # starts it. They add about three minutes; on a busy 2-core machine the whole
 # run took 20, hence its deadline.
 pidfile=$LOCAL_K8S_DIR/run/metacontroller.pid

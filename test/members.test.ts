@@ -102,7 +102,7 @@ describe("members get access through RoleBindings", () => {
   test("members of one name never share a RoleBinding, so Metacontroller's merge by name cannot collapse them", () => {
     const sameNames = [
       { kind: "ServiceAccount", namespace: "ci", name: "deployer", role: "edit" },
-      { kind: "ServiceAccount", namespace: "prod", name: "deployer", role: "edit" },
+      { kind: "ServiceAccount", namespace: "release", name: "deployer", role: "edit" },
       { kind: "User", name: "ops", role: "edit" },
       { kind: "Group", name: "ops", role: "edit" },
     ];
@@ -113,7 +113,7 @@ describe("members get access through RoleBindings", () => {
     }
     assert.deepEqual(
       bindings.flatMap((binding) => binding.subjects.map((subject) => `${subject.kind} ${"namespace" in subject ? `${subject.namespace}/` : ""}${subject.name}`)).sort(),
-      ["Group ops", "ServiceAccount ci/deployer", "ServiceAccount prod/deployer", "User ops"],
+      ["Group ops", "ServiceAccount ci/deployer", "ServiceAccount release/deployer", "User ops"],
     );
   });
 

@@ -52,9 +52,9 @@ describe("kubectl my-projects", () => {
   });
 
   test("a caller who may list Projects gets kubectl get projects, with their own flags", () => {
-    const run = myProjects(["--as", "root", "--context", "prod"], { canList: "yes" });
+    const run = myProjects(["--as", "root", "--context", "live"], { canList: "yes" });
     assert.equal(run.status, 0, run.stderr);
-    assert.deepEqual(run.calls, [`auth can-i list ${RESOURCE} --as root --context prod`, `get ${RESOURCE} --as root --context prod`]);
+    assert.deepEqual(run.calls, [`auth can-i list ${RESOURCE} --as root --context live`, `get ${RESOURCE} --as root --context live`]);
   });
 
   test("any other gets the Projects their rules name, each once and in order, asked with their own flags", () => {

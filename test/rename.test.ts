@@ -195,6 +195,16 @@ describe("rename: this repository", () => {
     assert.deepEqual(left.slice(0, 10), [], `${left.length} lines`);
   });
 
+  test("renamed to a prefix that is the singular and a dash, no alternation in the docs' commands names one alternative twice", () => {
+    const prefixed: Names = { ...WIDGET, prefix: `${singular}-` };
+    const twice = files
+      .filter(({ path }) => path.endsWith(".md"))
+      .flatMap(({ path, text }) => [...renameFile(path, text, current, prefixed).matchAll(/\(([^()\s|]+(?:\|[^()\s|]+)+)\)/g)].map(([whole, group = ""]) => ({ path, whole, alternatives: group.split("|") })))
+      .filter(({ alternatives }) => new Set(alternatives).size < alternatives.length)
+      .map(({ path, whole }) => `${path}: ${whole}`);
+    assert.deepEqual(twice, []);
+  });
+
   // A copy may change one name in the one place that defines it, by hand or
   // by a rename that does not know of it, and its tests must still pass: so
   // they take every install name from the code and k8s.yaml. Only the test

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { GROUP, PARENT } from "../sync.ts";
 import { FEATURES } from "../features/index.ts"; // features
-import { COMPOSITION, featureNames, filesOf, neededByKept, needsOf, ownsOf, renumberedSections, withSectionsRenumbered, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
+import { COMPOSITION, e2eSteps, e2eStepsCited, featureNames, filesOf, neededByKept, needsOf, ownsOf, PAGE, renumberedSections, withSectionsRenumbered, withoutComposition, vocabularyPattern, withoutFeature, writtenByHand } from "../scripts/take-away.ts";
 import { TRANSCRIPT } from "../scripts/transcripts.ts";
 import { parseWalkthrough } from "../scripts/walkthrough.ts";
 
@@ -137,6 +137,15 @@ describe("take-away: docs/cluster.md's numbered sections", () => {
     assert.equal(atOnce.get("README.md"), "[last](docs/cluster.md#2-last), docs/cluster.md, §1");
   });
 
+  test("prose cites a section of docs/cluster.md by a link to its anchor, which take-away follows, never by a bare number, which it cannot", () => {
+    // In the page, `step 6` or `section 6` is one of its own sections (an e2e step says `e2e step`); elsewhere, one named as the page's.
+    const bare = (path: string) => (path === PAGE ? /(?<!e2e )\b(?:steps?|sections?) \d+/gi : /cluster\.md's (?:steps?|sections?) \d+|\b(?:steps?|sections?) \d+ of (?:that page|(?:docs\/)?cluster\.md)/gi);
+    const cited = tracked
+      .filter((path) => path.endsWith(".md"))
+      .flatMap((path) => readFileSync(new URL(path, root), "utf8").split("\n").flatMap((line, at) => [...line.matchAll(bare(path))].map(([words]) => `${path}:${at + 1}: ${words}`)));
+    assert.deepEqual(cited, []);
+  });
+
   test("in this copy they are numbered in order from 0, as take-away leaves them", () => {
     assert.equal(renumberedSections(readFileSync(new URL("docs/cluster.md", root), "utf8")).moved.size, 0);
   });
@@ -189,14 +198,14 @@ describe("take-away: what composes features goes with the last of them", () => {
 
   test("with every feature taken away, README, the docs, k8s.yaml and sync.ts speak of none, but where they teach adding one", () => {
     const owned = features.flatMap((feature) => filesOf(feature, tracked, ownsOf(readFileSync(new URL(`features/${feature}.ts`, root), "utf8"))));
-    const kept = tracked.filter((path) => !owned.includes(path) && (["README.md", "k8s.yaml", "sync.ts"].includes(path) || /^docs\/[^/]+\.md$/.test(path)));
+    const kept = tracked.filter((path) => !owned.includes(path) && (["README.md", "k8s.yaml", "sync.ts", "package.json", "test/e2e.ts"].includes(path) || /^docs\/[^/]+\.md$/.test(path)));
     const core = (path: string) => withoutComposition(features.reduce((text, feature) => withoutFeature(text, feature, path), writtenByHand(readFileSync(new URL(path, root), "utf8"))), path);
     // What teaches adding one: README's guide, and each paragraph or table row that names it, a tool of it, or a marker.
     const withoutGuide = (text: string) => text.slice(0, text.indexOf("## Make it your own")) + text.slice(text.indexOf("## Layout"));
-    const teaches = /Make it your own|take-away|new-feature|test:subsets|(slot|feature): /;
+    const teaches = /Make it your own|take-away|new-feature|test:subsets|core-without-features|(slot|feature): /;
     const spoken = kept.flatMap((path) =>
       (path === "README.md" ? withoutGuide(core(path)) : core(path))
-        .split(/\n\s*\n|\n(?=\|)/)
+        .split(path.endsWith(".json") ? "\n" : /\n\s*\n|\n(?=\|)/)
         .filter((unit) => /\bfeatures?\b/i.test(unit) && !teaches.test(unit))
         .map((unit) => `${path}: ${unit.split("\n").find((line) => /\bfeatures?\b/i.test(line))!.trim()}`),
     );
@@ -291,7 +300,46 @@ describe("take-away: nothing of a feature is left behind", () => {
   const owned = (feature: string) => filesOf(feature, tracked, ownsOf(texts.get(`features/${feature}.ts`) ?? ""));
   const needing = (feature: string): string[] => [feature, ...features.filter((other) => needsOf(texts.get(`features/${other}.ts`) ?? "").includes(feature)).flatMap(needing)];
 
+  // Which e2e steps the files cite that test/e2e.ts does not run, once the features go.
+  const stepsMissing = (gone: string[]) => {
+    const kept = (path: string, text: string) => gone.reduce((current, each) => withoutFeature(current, each, path), writtenByHand(text));
+    const removed = new Set(gone.flatMap(owned));
+    const steps = e2eSteps(kept("test/e2e.ts", texts.get("test/e2e.ts") ?? ""));
+    return [...texts]
+      .filter(([path, text]) => !removed.has(path) && !ABOUT_NAMES.includes(path) && !path.startsWith("test/fixtures/") && !text.includes("\0"))
+      .flatMap(([path, text]) => e2eStepsCited(path, kept(path, text)).filter((cited) => !cited.steps.every((step) => steps.has(step))).map(({ line, words }) => `${path}:${line}: ${words}`));
+  };
+
+  test("every e2e step cited, in docs, scripts, tests and comments, is one test/e2e.ts runs", () => {
+    assert.ok(e2eSteps(texts.get("test/e2e.ts") ?? "").has(2), "test/e2e.ts's steps are read from their titles");
+    assert.deepEqual(stepsMissing([]), []);
+  });
+
+  test("with every feature taken away, every e2e step still cited is one the core's test/e2e.ts runs", () => {
+    assert.deepEqual(stepsMissing(features), []);
+  });
+
+  // A feature with all it needs, kept alone.
+  const neededBy = (feature: string): string[] => [feature, ...needsOf(texts.get(`features/${feature}.ts`) ?? "").flatMap(neededBy)];
+  const keptAlone = features.map((feature) => features.filter((other) => !neededBy(feature).includes(other)));
+
+  test("where no feature left has a mutating admission policy, README, the docs and k8s.yaml speak of none", () => {
+    const spoken = [features, ...keptAlone].flatMap((gone) => {
+      const kept = (path: string, text: string) => gone.reduce((current, each) => withoutFeature(current, each, path), writtenByHand(text));
+      if (/^kind: MutatingAdmissionPolicy$/m.test(kept("k8s.yaml", texts.get("k8s.yaml") ?? ""))) return [];
+      const removed = new Set(gone.flatMap(owned));
+      return [...texts]
+        .filter(([path]) => (["README.md", "k8s.yaml"].includes(path) || /^docs\/[^/]+\.md$/.test(path)) && !removed.has(path))
+        .flatMap(([path, text]) => kept(path, withoutOutputs(path, text)).split("\n").flatMap((line, at) => (/mutating/i.test(line) ? [`without ${gone.join(", ")}: ${path}:${at + 1}: ${line.trim().slice(0, 100)}`] : [])));
+    });
+    assert.deepEqual(spoken, []);
+  });
+
   for (const feature of features) {
+    test(`${feature}: taken away, every e2e step still cited is one test/e2e.ts still runs (a citation of one of its steps is marked with it)`, () => {
+      assert.deepEqual(stepsMissing(needing(feature)), []);
+    });
+
     test(`${feature}: names its own words, each once, none of them another's it does not need`, async () => {
       const vocabulary: unknown = (await import(`../features/${feature}.ts`)).VOCABULARY;
       assert.ok(Array.isArray(vocabulary) && vocabulary.length > 0 && vocabulary.every((word) => typeof word === "string" && /^\S(.*\S)?$/.test(word)), `features/${feature}.ts exports VOCABULARY, a list of its words`);

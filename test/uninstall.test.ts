@@ -199,7 +199,7 @@ describe("uninstall: what is an admin's own", () => {
     { when: "^get clusterroles,roles", stdout: list([
       role("ClusterRole", "use-our-group", [GROUP]),
       role("ClusterRole", "cluster-admin", ["*"]),
-      role("ClusterRole", `${PARENT.plural}.${GROUP}:shop:reader`, [GROUP], { ownerReferences: [{ apiVersion: `${GROUP}/v1`, kind: PARENT.kind, name: "shop" }] }),
+      role("ClusterRole", `${PARENT.plural}.${GROUP}:shop:owned`, [GROUP], { ownerReferences: [{ apiVersion: `${GROUP}/v1`, kind: PARENT.kind, name: "shop" }] }),
     ]) },
     { when: "^get clusterrolebindings,rolebindings", stdout: list([binding("ClusterRoleBinding", "team-uses-our-group", "use-our-group"), binding("ClusterRoleBinding", "cluster-admin", "cluster-admin")]) },
   ];
@@ -208,7 +208,7 @@ describe("uninstall: what is an admin's own", () => {
   test("an admin's own roles naming the install's group, and their bindings, are listed and kept, with the command that deletes them; Metacontroller's and unrelated roles are not theirs", async () => {
     const { output, changes } = await run(installed(theirs), { yes: true });
     assert.match(output, /These roles and bindings of yours name the install's resources[^\n]*\n  ClusterRoleBinding team-uses-our-group\n  ClusterRole use-our-group\n/);
-    assert.doesNotMatch(output, /ClusterRole (cluster-admin|.*:shop:reader)/);
+    assert.doesNotMatch(output, /ClusterRole (cluster-admin|.*:shop:owned)/);
     assert.ok(!changes.some((call) => describeCall(call) === DELETE_THEIRS), "kept under --yes");
     assert.match(output, /to delete them: kubectl delete clusterrolebinding team-uses-our-group; kubectl delete clusterrole use-our-group$/);
   });
