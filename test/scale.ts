@@ -72,8 +72,11 @@ const count = Number(process.argv[2] ?? "100");
 const run = `scale-${randomBytes(3).toString("hex")}`;
 const kubectl = kubectlProcess(process.env["KUBECTL"] || undefined);
 const never = new AbortController().signal;
-// Each phase, at the slowest rate measured (about 4 Projects a second), with room.
-const DEADLINE_MS = Math.max(900_000, count * 600);
+// How many Namespaces each of the run's Projects has, once it knows.
+let namespacesEach = 1;
+// Each phase, at the slowest rate measured (about 4 Projects of one Namespace a
+// second), with room: a Project of three took more than three times as long.
+const deadlineMs = () => Math.max(900_000, count * namespacesEach * 600);
 // Creates at once: enough to keep Metacontroller busy, few enough for the machine.
 const CREATES_AT_ONCE = 20;
 const RUN_LABEL = `${GROUP}/scale-run`;
@@ -209,7 +212,7 @@ const POLL_MS = Math.max(1000, count);
 async function until(what: string, done: () => Promise<boolean>): Promise<void> {
   const started = Date.now();
   while (!(await done())) {
-    if (Date.now() - started > DEADLINE_MS) throw new Error(`${what}: not within ${DEADLINE_MS / 1000} s`);
+    if (Date.now() - started > deadlineMs()) throw new Error(`${what}: not within ${deadlineMs() / 1000} s`);
     await sleep(POLL_MS);
   }
 }
@@ -274,8 +277,6 @@ async function costs(): Promise<Costs> {
   };
 }
 
-// How many Namespaces each of the run's Projects has, once it knows.
-let namespacesEach = 1;
 /** Per Project, and where each has more than one Namespace, per Namespace too. */
 const units = () => [{ unit: "Project", count }, ...(namespacesEach > 1 ? [{ unit: "Namespace", count: count * namespacesEach }] : [])];
 
@@ -486,7 +487,7 @@ if (import.meta.filename === process.argv[1]) {
     proxy.stop();
     const beforeDeleting = await costs();
     const deleting = Date.now();
-    await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", `--timeout=${DEADLINE_MS / 1000}s`], undefined, never);
+    await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", `--timeout=${deadlineMs() / 1000}s`], undefined, never);
     console.log(`deleted the run's ${count} Projects in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
     // Their Namespaces go with them, every one of each Project's.
     const ours = new Set(projects.map((project) => project.metadata.name));
