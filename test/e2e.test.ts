@@ -18,6 +18,7 @@ import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { BUDGET } from "../features/budget.ts"; // feature: budget
 import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
+import { environmentNamespace } from "../features/environments.ts"; // feature: environments
 import { readManifest } from "../scripts/manifest.ts";
 import { schemaErrors } from "./cel.ts";
 import { runObjects } from "./scale.ts";
@@ -357,9 +358,10 @@ describe("e2e: the command", { concurrency: true }, () => {
 
 describe("scale: finds and deletes exactly what it creates", () => {
   test("every Project npm run scale creates carries the label it selects them by, and what it needs first is named after the run", () => {
-    const { prerequisites, projects, selector } = runObjects("scale-abc123", 3);
+    const { prerequisites, projects, namespaces, selector } = runObjects("scale-abc123", 3);
     const [key = "", value] = selector.split("=");
     assert.equal(projects.length, 3);
+    assert.equal(namespaces, 1, "each Project has its one Namespace");
     for (const project of projects) {
       assert.equal(project.metadata.labels[key], value, `${project.metadata.name} is found by ${selector}`);
       assert.ok(project.metadata.name.startsWith("scale-abc123-"));
@@ -372,6 +374,7 @@ describe("scale: finds and deletes exactly what it creates", () => {
     const { prerequisites, projects } = runObjects("scale-abc123", 2, {
       integrations: 2, // feature: integrations
       requesters: 1, // feature: budget
+      environments: 3, // feature: environments
     });
     for (const object of [...prerequisites, ...projects]) {
       const crd = readManifest().objects.find((each) => each.kind === "CustomResourceDefinition" && each.spec.names.kind === object.kind);
@@ -400,4 +403,39 @@ describe("scale: finds and deletes exactly what it creates", () => {
     assert.deepEqual(budget.spec.groups, [{ group: "scale-abc123-devs", projects: 3 }]);
   });
   // end feature: budget
+
+  // feature: environments
+  test("with environments, each Project declares that many of the run's own, and the figures per Namespace divide by them", () => {
+    const { projects, namespaces } = runObjects("scale-abc123", 2, { environments: 3 });
+    assert.equal(namespaces, 3);
+    const names = projects.flatMap((project) => (project.spec["environments"] as { name: string }[]).map((environment) => environmentNamespace(project.metadata.name, environment.name)));
+    assert.deepEqual(
+      names,
+      ["0--scale-abc123-env-0", "0--scale-abc123-env-1", "0--scale-abc123-env-2", "1--scale-abc123-env-0", "1--scale-abc123-env-1", "1--scale-abc123-env-2"].map((tail) => `${NAMESPACE_PREFIX}scale-abc123-${tail}`),
+    );
+  });
+  // end feature: environments
+
+  // feature: environments & guardrails
+  test("with two or more environments, the last is on a second profile of the run's, as a prod would be, and the others on the run's first", () => {
+    const { prerequisites, projects } = runObjects("scale-abc123", 1, { environments: 3 });
+    const profiles = prerequisites.filter((object) => object.kind === PROFILE.kind).map((object) => object.metadata.name);
+    assert.deepEqual(profiles, ["scale-abc123", "scale-abc123-prod"]);
+    assert.deepEqual(
+      (projects[0]!.spec["environments"] as { profile?: string }[]).map((environment) => environment.profile),
+      [undefined, undefined, "scale-abc123-prod"],
+    );
+    assert.equal(projects[0]!.spec["profile"], "scale-abc123");
+    const { projects: alone } = runObjects("scale-abc123", 1, { environments: 1 });
+    assert.deepEqual(alone[0]!.spec["environments"], [{ name: "scale-abc123-env-0" }], "one environment is on the Project's profile: the edit has a quota to reach");
+  });
+  // end feature: environments & guardrails
+
+  // feature: environments & guardrails & budget
+  test("with environments and developers, the developers may use each of the run's profiles", () => {
+    const { prerequisites } = runObjects("scale-abc123", 2, { environments: 3, requesters: 2 });
+    const use = prerequisites.find((object) => object.kind === "ClusterRole" && object.metadata.name === "scale-abc123");
+    assert.deepEqual(use?.["rules"], [{ apiGroups: [GROUP], resources: [PROFILE.plural], resourceNames: ["scale-abc123", "scale-abc123-prod"], verbs: ["use"] }]);
+  });
+  // end feature: environments & guardrails & budget
 });

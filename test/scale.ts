@@ -48,12 +48,23 @@
 // R of at least that, each ends at their limit. SCALE_UNLIMITED=1 gives
 // their group unlimited: true instead, as a team's robot may have.
 // end feature: budget
+// feature: environments
+//
+// SCALE_ENVIRONMENTS=K has each Project declare K environments, named after
+// the run: K Namespaces each, in place of its one.
+// end feature: environments
+// feature: environments & guardrails
+// With two or more, the last is on a stricter profile of the run's, as a
+// prod would be; the edit is of the other's quota, so it reaches K - 1 of them.
+// end feature: environments & guardrails
+// The report gives what each Project cost, and where a Project has more than
+// one Namespace, what each Namespace cost.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { stringify } from "yaml";
-import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, PARENT } from "../sync.ts";
+import { API_VERSION, GROUP, NAMESPACE_ANNOTATIONS, PARENT, PROJECT_LABEL } from "../sync.ts";
 import { GUARDRAIL_NAMES, PROFILE, PROFILE_LABEL } from "../features/guardrails.ts"; // feature: guardrails
 import { kubectlProcess, kubectlProxy } from "../scripts/kubectl.ts";
 import { endedPod } from "./e2e.ts"; // feature: integrations
@@ -66,8 +77,11 @@ const count = Number(process.argv[2] ?? "100");
 const run = `scale-${randomBytes(3).toString("hex")}`;
 const kubectl = kubectlProcess(process.env["KUBECTL"] || undefined);
 const never = new AbortController().signal;
-// Each phase, at the slowest rate measured (about 4 Projects a second), with room.
-const DEADLINE_MS = Math.max(900_000, count * 600);
+// How many Namespaces each of the run's Projects has, once it knows.
+let namespacesEach = 1;
+// Each phase, at the slowest rate measured (about 4 Projects of one Namespace a
+// second), with room: a Project of three took more than three times as long.
+const deadlineMs = () => Math.max(900_000, count * namespacesEach * 600);
 // Creates at once: enough to keep Metacontroller busy, few enough for the machine.
 const CREATES_AT_ONCE = 20;
 const RUN_LABEL = `${GROUP}/scale-run`;
@@ -84,6 +98,7 @@ export type RunOptions = {
   shared?: boolean; // feature: guardrails & shared
   requesters?: number; // feature: budget
   unlimited?: boolean; // feature: budget
+  environments?: number; // feature: environments
 };
 export function runObjects(run: string, count: number, options: RunOptions = {}) {
   const prerequisites: { apiVersion: string; kind: string; metadata: { name: string }; spec?: object; [field: string]: unknown }[] = [];
@@ -123,6 +138,23 @@ export function runObjects(run: string, count: number, options: RunOptions = {})
   }));
   if (steps.length) Object.assign(prerequisites[0]!.spec!, { integrations: steps });
   // end feature: integrations
+  // How many Namespaces each Project has: what the costs per Namespace divide by.
+  let namespaces = 1;
+  // feature: environments
+  const environments: Record<string, string>[] = Array.from({ length: options.environments ?? 0 }, (_, index) => ({ name: `${run}-env-${index}` }));
+  if (environments.length) {
+    spec["environments"] = environments;
+    namespaces = environments.length;
+  }
+  // end feature: environments
+  // feature: environments & guardrails
+  if (environments.length >= 2) {
+    const strict = { ...structuredClone(prerequisites[0]!), metadata: { name: `${run}-prod` } };
+    Object.assign(strict.spec!, { resourceQuota: { hard: { pods: "5", "requests.cpu": "1", "requests.memory": "2Gi" } }, podSecurity: "restricted" });
+    prerequisites.push(strict);
+    environments.at(-1)!["profile"] = strict.metadata.name;
+  }
+  // end feature: environments & guardrails
   // feature: members
   spec["members"] = [
     { kind: "User", name: `${run}-admin`, role: "admin" },
@@ -145,12 +177,12 @@ export function runObjects(run: string, count: number, options: RunOptions = {})
     const grants: [binding: string, role: string][] = [[`${run}-requester`, REQUESTER_ROLE]];
     prerequisites.push({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: run }, spec: { groups: [options.unlimited ? { group: devs, unlimited: true } : { group: devs, projects: each }] } });
     // feature: guardrails
-    // The verb use on the run's profile: choosing one takes it.
+    // The verb use on the run's profiles: choosing one takes it.
     prerequisites.push({
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: { name: run },
-      rules: [{ apiGroups: [GROUP], resources: [PROFILE.plural], resourceNames: [run], verbs: ["use"] }],
+      rules: [{ apiGroups: [GROUP], resources: [PROFILE.plural], resourceNames: prerequisites.filter((object) => object.kind === PROFILE.kind).map((object) => object.metadata.name), verbs: ["use"] }],
     });
     grants.push([`${run}-profile`, run]);
     // end feature: guardrails
@@ -170,7 +202,7 @@ export function runObjects(run: string, count: number, options: RunOptions = {})
     });
   }
   // end feature: budget
-  return { prerequisites, projects, creators, selector: `${RUN_LABEL}=${run}` };
+  return { prerequisites, projects, creators, namespaces, selector: `${RUN_LABEL}=${run}` };
 }
 
 
@@ -188,7 +220,7 @@ const POLL_MS = Math.max(1000, count);
 async function until(what: string, done: () => Promise<boolean>): Promise<void> {
   const started = Date.now();
   while (!(await done())) {
-    if (Date.now() - started > DEADLINE_MS) throw new Error(`${what}: not within ${DEADLINE_MS / 1000} s`);
+    if (Date.now() - started > deadlineMs()) throw new Error(`${what}: not within ${deadlineMs() / 1000} s`);
     await sleep(POLL_MS);
   }
 }
@@ -253,18 +285,23 @@ async function costs(): Promise<Costs> {
   };
 }
 
+/** Per Project, and where each has more than one Namespace, per Namespace too. */
+const units = () => [{ unit: "Project", count }, ...(namespacesEach > 1 ? [{ unit: "Namespace", count: count * namespacesEach }] : [])];
+
 function report(what: string, before: Costs, after: Costs) {
-  const perProject = (calls: number) => (calls / count).toFixed(1);
-  if (process.env["WEBHOOK_LOG"]) {
-    console.log(
-      `${what}, hook calls per Project: ${perProject(after.sync - before.sync)} sync, ${perProject(after.customize - before.customize)} customize, ` +
-        `${perProject(after.finalize - before.finalize)} finalize; the largest sync request ${after.syncSizes.slice(before.syncSizes.length).reduce((largest, size) => Math.max(largest, size), 0)} bytes; ${after.refused - before.refused} answers not 200 or 304`,
-    );
-  }
-  if (process.env["METACONTROLLER_METRICS"]) {
-    const methods = Object.keys(after.requests).sort();
-    const byMethod = methods.map((method) => `${perProject((after.requests[method] ?? 0) - (before.requests[method] ?? 0))} ${method}`);
-    console.log(`${what}, Metacontroller's API requests per Project: ${byMethod.join(", ")}`);
+  for (const { unit, count: many } of units()) {
+    const per = (calls: number) => (calls / many).toFixed(1);
+    if (process.env["WEBHOOK_LOG"]) {
+      console.log(
+        `${what}, hook calls per ${unit}: ${per(after.sync - before.sync)} sync, ${per(after.customize - before.customize)} customize, ` +
+          `${per(after.finalize - before.finalize)} finalize; the largest sync request ${after.syncSizes.slice(before.syncSizes.length).reduce((largest, size) => Math.max(largest, size), 0)} bytes; ${after.refused - before.refused} answers not 200 or 304`,
+      );
+    }
+    if (process.env["METACONTROLLER_METRICS"]) {
+      const methods = Object.keys(after.requests).sort();
+      const byMethod = methods.map((method) => `${per((after.requests[method] ?? 0) - (before.requests[method] ?? 0))} ${method}`);
+      console.log(`${what}, Metacontroller's API requests per ${unit}: ${byMethod.join(", ")}`);
+    }
   }
 }
 
@@ -304,9 +341,10 @@ async function relist(command: string) {
   });
   const seconds = (last.at - restarted) / 1000;
   const synced = last.costs.sync - before.sync;
-  console.log(`Metacontroller restarted: at rest again after ${seconds.toFixed(1)} s (${((seconds * 1000) / count).toFixed(1)} ms per Project), ${synced} syncs for ${count} Projects`);
+  const each = (value: number) => units().map(({ unit, count: many }) => `${((value * 1000) / many).toFixed(1)} ms per ${unit}`).join(", ");
+  console.log(`Metacontroller restarted: at rest again after ${seconds.toFixed(1)} s (${each(seconds)}), ${synced} syncs for ${count} Projects`);
   const cpu = last.usage["Metacontroller"]?.cpuSeconds;
-  if (cpu !== undefined) console.log(`the relist, Metacontroller: ${cpu.toFixed(1)} CPU seconds (${((cpu * 1000) / count).toFixed(1)} ms per Project), ${(last.usage["Metacontroller"]!.residentBytes / 2 ** 20).toFixed(0)} MiB resident`);
+  if (cpu !== undefined) console.log(`the relist, Metacontroller: ${cpu.toFixed(1)} CPU seconds (${each(cpu)}), ${(last.usage["Metacontroller"]!.residentBytes / 2 ** 20).toFixed(0)} MiB resident`);
   report("the relist", zero, last.costs);
 }
 
@@ -320,10 +358,12 @@ const quotasAt = async (pods: string) => {
 
 /** How long an edit of the run's profile takes to reach every Project, and what it costs. */
 async function editTheProfile(selector: string, settled: Costs) {
+  // Every Project is Ready: each of its Namespaces on the profile has its quota.
+  const quotas = await quotasAt("10");
   const edited = Date.now();
   await must(["patch", PROFILE.plural, run, "--type=merge", "-p", '{"spec":{"resourceQuota":{"hard":{"pods":"11"}}}}']);
-  await until("every quota follows the profile", async () => (await quotasAt("11")) === count);
-  console.log(`an edit of the profile's quota reached all ${count} ResourceQuotas after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
+  await until("every quota follows the profile", async () => (await quotasAt("11")) === quotas);
+  console.log(`an edit of the profile's quota reached all ${quotas} ResourceQuotas on it (of ${count * namespacesEach} Namespaces) after ${((Date.now() - edited) / 1000).toFixed(1)} s`);
   await until("every Project is Ready again", async () => {
     const { items } = JSON.parse(await must(["get", PARENT.plural, "-l", selector, "-o", "json"]));
     return items.every((item: any) => item.status?.conditions?.some((condition: any) => condition.type === "Ready" && condition.status === "True"));
@@ -399,8 +439,10 @@ if (import.meta.filename === process.argv[1]) {
     shared: process.env["SCALE_SHARED"] !== "0", // feature: guardrails & shared
     requesters: Number(process.env["SCALE_REQUESTERS"] ?? "0"), // feature: budget
     unlimited: process.env["SCALE_UNLIMITED"] === "1", // feature: budget
+    environments: Number(process.env["SCALE_ENVIRONMENTS"] ?? "0"), // feature: environments
   };
-  const { prerequisites, projects, creators, selector } = runObjects(run, count, options);
+  const { prerequisites, projects, creators, namespaces, selector } = runObjects(run, count, options);
+  namespacesEach = namespaces;
   const kubelet = new AbortController();
   const created: typeof prerequisites = [];
   const proxy = await kubectlProxy(process.env["KUBECTL"] || undefined);
@@ -439,7 +481,7 @@ if (import.meta.filename === process.argv[1]) {
     // From the Ready conditions' own times, whatever the polls' spacing.
     const allReady = Math.max(...ready.map(({ ready: at }) => at)) / 1000 - Math.floor(started / 1000);
     reportUsage("while creating them", usedBefore, await usage(), allReady);
-    console.log(`${count} Projects (spec: ${JSON.stringify(projects[0]?.spec)}): all Ready after ${allReady.toFixed(0)} s`);
+    console.log(`${count} Projects of ${namespacesEach} Namespaces each (spec: ${JSON.stringify(projects[0]?.spec)}): all Ready after ${allReady.toFixed(0)} s`);
     console.log(`median create to Ready: ${(median(ready.map(({ created, ready: at }) => at - created)) / 1000).toFixed(0)} s (whole seconds, as Kubernetes stamps them)`);
     // Settled: what the next edit costs starts from here.
     const settled = await settledCosts();
@@ -454,8 +496,15 @@ if (import.meta.filename === process.argv[1]) {
     proxy.stop();
     const beforeDeleting = await costs();
     const deleting = Date.now();
-    await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", `--timeout=${DEADLINE_MS / 1000}s`], undefined, never);
+    await kubectl(["delete", PARENT.plural, "-l", selector, "--wait=true", `--timeout=${deadlineMs() / 1000}s`], undefined, never);
     console.log(`deleted the run's ${count} Projects in ${((Date.now() - deleting) / 1000).toFixed(0)} s`);
+    // Their Namespaces go with them, every one of each Project's.
+    const ours = new Set(projects.map((project) => project.metadata.name));
+    const left = async () => JSON.parse(await must(["get", "namespaces", "-l", PROJECT_LABEL, "-o", "json"])).items.filter((item: any) => ours.has(item.metadata.labels[PROJECT_LABEL])).length;
+    await until("the run's Namespaces are gone", async () => (await left()) === 0).then(
+      () => console.log(`and all ${count * namespacesEach} of their Namespaces after ${((Date.now() - deleting) / 1000).toFixed(0)} s`),
+      (error) => console.error(`left behind: Namespaces of the run's Projects (${error.message})`),
+    );
     report("deleting them", beforeDeleting, await settledCosts());
     // What admins write is kept from a stray delete until annotated so.
     for (const object of created.reverse()) {
