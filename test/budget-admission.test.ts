@@ -24,7 +24,7 @@ import {
   type Place,
 } from "../features/budget.ts";
 import { ADMINISTER, annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
-import { admit, authorizedBy, evaluateCel, paramsJudging, schemaErrors, type AdmissionRequest } from "./cel.ts";
+import { admit, authorizedBy, evaluateCel, paramsJudging, schemaErrors, selects, type AdmissionRequest } from "./cel.ts";
 import { at, childrenOfKind, escaped, namespaceOf, namespaces, project, related, withObserved } from "./helpers.ts";
 import { assertCrdSpells } from "../scripts/manifest.ts";
 
@@ -491,11 +491,14 @@ describe("admission: how many Namespaces each developer's Project may own", () =
     return { ...base, spec: { environments: Array.from({ length: count }, (_, n) => ({ name: `env-${n}` })) } };
   };
 
-  test("bound to deny, its param ProjectBudget default by name, admitting while there is none (the built-in budget sets no limit)", () => {
+  test("bound to deny for developers' Projects alone, its param ProjectBudget default by name, admitting while there is none (the built-in budget sets no limit)", () => {
     assert.equal(environmentsPolicy.spec.failurePolicy, "Fail");
     assert.deepEqual(environmentsPolicy.spec.paramKind, { apiVersion: BUDGET.apiVersion, kind: BUDGET.kind });
     assert.deepEqual(binding.spec.validationActions, ["Deny"]);
     assert.deepEqual(binding.spec.paramRef, { name: BUDGET.name, parameterNotFoundAction: "Allow" });
+    // Developers' Projects alone: an admin's write never waits for the param's kind to sync.
+    assert.equal(selects(binding.spec.matchResources.objectSelector, recorded("dana-1").metadata.labels as Record<string, string>), true);
+    assert.equal(selects(binding.spec.matchResources.objectSelector, {}), false);
     assert.equal("environments" in BUILT_IN_BUDGET, false);
   });
 
