@@ -2684,8 +2684,8 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       });
       const [header = "", row = ""] = lines;
       assert.match(header, /\sENVIRONMENTS\s+ENVIRONMENT NAMESPACES\s/, header);
-      assert.ok(row.includes(` dev prod `), row);
-      assert.ok(row.includes(` ${environmentNamespace(name, "dev")} ${environmentNamespace(name, "prod")} `), row);
+      assert.ok(row.includes(" dev,prod "), row);
+      assert.ok(row.includes(` ${environmentNamespace(name, "dev")},${environmentNamespace(name, "prod")} `), row);
       log(`     (${header}\n      ${row})`);
     });
     // end feature: members & environments
