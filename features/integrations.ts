@@ -331,7 +331,11 @@ type Context = {
 };
 
 /** What a Job runs with; any change to it is a new Job. What it is told of earlier reports is not: they change as it runs. */
-function inputsOf(integration: Integration, supplied: Supplied, context: Pick<Context, "members" | "environments">) {
+type Told = {
+  members: Context["members"];
+  environments: Context["environments"]; // feature: integrations & environments
+};
+function inputsOf(integration: Integration, supplied: Supplied, context: Told) {
   // What it is told makes its identity, not the flag: a profile that takes
   // none names every Job as before the flag existed, so none runs again.
   const {
