@@ -63,7 +63,7 @@ const KEEP_ALIVE_MAX_SECONDS = Math.floor((TIMER_MAX_MS - HEADERS_AFTER_KEEP_ALI
 // Metacontroller's requests are a few MiB at the very most.
 const BODY_LIMIT_MAX_BYTES = 256 * 1024 * 1024;
 // The largest request Metacontroller can send about a parent a tenant can
-// make is 9,166,735 bytes: scripts/largest-request.ts builds it, and a test
+// make is 9,167,184 bytes: scripts/largest-request.ts builds it, and a test
 // fails once it outgrows this default, which leaves 5 % for what Kubernetes
 // adds that the build leaves out. Refused, a request would be retried for
 // ever, and that parent would never change again.

@@ -38,7 +38,7 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import * as v from "valibot";
 import type { Child, LabelSelector, Readiness, RelatedResourceRule } from "../sync.ts";
-import type { Feature } from "./index.ts";
+import type { Feature, FeatureInput, Plan } from "./index.ts";
 
 // Its words, none left once it is taken away (take-away.ts's VOCABULARY says which).
 export const VOCABULARY = ["budget", "budgets", "ProjectBudget", "ProjectBudgets", "ProjectPlace", "ProjectPlaces"] as const;
@@ -95,10 +95,20 @@ const GroupBudget = v.pipe(
 );
 type GroupBudget = v.InferOutput<typeof GroupBudget>;
 const Groups = v.optional(v.array(GroupBudget));
-const DefaultBudget = v.object({ projects: Count, contact: v.optional(v.pipe(v.string(), v.nonEmpty())), groups: Groups });
+const DefaultBudget = v.object({
+  projects: Count,
+  contact: v.optional(v.pipe(v.string(), v.nonEmpty())),
+  groups: Groups,
+  environments: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))), // feature: budget & environments
+});
 const MoreBudget = v.object({ groups: Groups });
 
-export type Budget = { projects: number; contact: string; groups: GroupBudget[] };
+export type Budget = {
+  projects: number;
+  contact: string;
+  groups: GroupBudget[];
+  environments?: number | undefined; // feature: budget & environments
+};
 
 /**
  * What a requester in these groups may hold: grants add up as RBAC's do, so
@@ -126,7 +136,14 @@ function readBudgets(found: Record<string, { spec?: unknown }>): BudgetReading {
   const broken = [{ name: BUDGET.name, read: defaults }, ...others].flatMap(({ name, read }) => (read.success ? [] : [`ProjectBudget ${name} breaks its rules (${whereIn(read.issues)})`]));
   if (!defaults.success || broken.length) return { problem: { status: "False", reason: "InvalidBudget", message: `${broken.sort().join("; ")}, ${whose} fixes it.` } };
   const groups = [defaults.output, ...others.flatMap(({ read }) => (read.success ? [read.output] : []))].flatMap((budget) => budget.groups ?? []);
-  return { budget: { projects: defaults.output.projects, contact: defaults.output.contact ?? DEFAULT_CONTACT, groups } };
+  return {
+    budget: {
+      projects: defaults.output.projects,
+      contact: defaults.output.contact ?? DEFAULT_CONTACT,
+      groups,
+      environments: defaults.output.environments, // feature: budget & environments
+    },
+  };
 }
 
 /** `spec.groups[0]: …`, each place once: where a budget breaks its rules. */
@@ -229,88 +246,134 @@ export const budget: Feature<{}, typeof children, typeof related> = {
   },
   refusals: ["OverBudget", "InvalidBudget"],
   reasons: [],
-  plan: ({ project, observed, children, related }) => {
-    const me = v.parse(Budgeted, project);
-    const requester = requesterOf(me);
-    if (requester === undefined) return { children: [] };
-    const name = project.metadata.name;
-    const hash = requesterHash(requester);
-    const reading = readBudgets(related[BUDGETS] ?? {});
-    const limit = reading.budget ? limitFor(reading.budget, groupsOf(me)) : undefined;
-    const contact = reading.budget?.contact ?? DEFAULT_CONTACT;
-    const own = Object.keys(children[PLACES]);
-    const mine = own.map((placeName) => numberOf(placeName, hash)).find((number) => number !== undefined);
-    // The place it holds, or claims: said from the claim on, as a status that
-    // changed once the place is there would cost another write.
-    const statusWith = (number: number | undefined) => ({ budget: { requester, ...(limit === undefined ? {} : { limit }), ...(number === undefined ? {} : { place: number }), contact } });
-    const status = statusWith(mine);
-    const holding = mine === undefined ? [] : [place(hash, requester, name, mine)];
-    // A budget that cannot be read keeps the Project's place, written whole
-    // (Metacontroller's merge would strip what an answer leaves out): one
-    // given up while the budget was briefly gone would go to another.
-    if (reading.problem) return observed ? { children: holding, guards: [], status } : { children: holding, guards: [], status, unavailable: reading.problem };
-    // An unlimited requester holds no places, so that their Projects cost
-    // one another nothing, however many there are.
-    if (limit === undefined) return { children: [], status };
-
-    // Absent for a settled Project, which holds its place below the limit:
-    // counting the others could only tell it that it says all are taken,
-    // which it does not. (Where an admin lowers the limit to it meanwhile,
-    // the budget still holds, as every new Project counts all places; only
-    // the refusal at create waits until customize is asked again.)
-    const places = Object.keys(related[PLACES] ?? {});
-    const numbers = places.flatMap((placeName) => {
-      const number = numberOf(placeName, hash);
-      return number === undefined ? [] : [number];
-    });
-    const held = numbers.length;
-    let free = 1;
-    while (numbers.includes(free)) free++;
-    // Once all are taken, one Project says so, for the budget policy to
-    // refuse the next create: the holder of the highest place, and where a
-    // budget of 0 gives none, one over budget while none says it (the API
-    // server lets one of them have the name). The next takes over when it goes.
-    const saysSpent =
-      held >= limit &&
-      (mine === undefined
-        ? held === 0 && !observed && (own.includes(spentNameFor(hash)) || !places.includes(spentNameFor(hash)))
-        : mine === Math.max(mine, ...numbers));
-    const spent: Place[] = saysSpent
-      ? [{
-          apiVersion: PLACE.apiVersion,
-          kind: PLACE.kind,
-          metadata: { name: spentNameFor(hash), labels: { [REQUESTER_HASH_LABEL]: hash, [SPENT_LABEL]: "true", [SHARD_LABEL]: shardOf(requester) } },
-          spec: { requester, groups: groupsOf(me).join("\n"), held, limit, contact },
-        }]
-      : [];
-    // Nothing of the budget's is what later features wait for: the
-    // Namespace itself waits for the place.
-    if (holding.length) return { children: [...holding, ...spent], guards: [], status };
-    // One that has a Namespace without a place (made while its requester was
-    // unlimited, or before the budget) keeps everything, and takes the first
-    // free place, so that it counts.
-    if (observed) return { children: [place(hash, requester, name, free)], guards: [], status: statusWith(free) };
-    if (held < limit) {
-      const claim = place(hash, requester, name, free);
-      return { children: [claim], prerequisites: [claim], guards: [], status: statusWith(free) };
-    }
-    return {
-      children: spent,
-      guards: [],
-      status,
-      unavailable: {
-        status: "False",
-        reason: "OverBudget",
-        message:
-          `${requester} holds ${projects(held)} and may hold ${limit} (ProjectBudget ${BUDGET.name}), so Project ${name} gets no Namespace, ` +
-          "and so nothing that comes with one: its members may only read it. " +
-          (limit === 0
-            ? `It gets them by itself once the budget gives ${requester} one; ask ${contact} for it.`
-            : `It gets them by itself once one of the others goes; delete one of them, or ask ${contact} for a larger budget.`),
-      },
-    };
+  plan: (input) => {
+    const planned = placed(input);
+    const beyond = planned.unavailable ? undefined : namespacesBeyond(input); // feature: budget & environments
+    if (beyond) return { ...planned, unavailable: beyond }; // feature: budget & environments
+    return planned;
   },
 };
+
+type Input = FeatureInput<{}, typeof children, typeof related>;
+
+function placed({ project, observed, children, related }: Input): Plan {
+  const me = v.parse(Budgeted, project);
+  const requester = requesterOf(me);
+  if (requester === undefined) return { children: [] };
+  const name = project.metadata.name;
+  const hash = requesterHash(requester);
+  const reading = readBudgets(related[BUDGETS] ?? {});
+  const limit = reading.budget ? limitFor(reading.budget, groupsOf(me)) : undefined;
+  const contact = reading.budget?.contact ?? DEFAULT_CONTACT;
+  const own = Object.keys(children[PLACES]);
+  const mine = own.map((placeName) => numberOf(placeName, hash)).find((number) => number !== undefined);
+  // The place it holds, or claims: said from the claim on, as a status that
+  // changed once the place is there would cost another write.
+  const statusWith = (number: number | undefined) => ({ budget: { requester, ...(limit === undefined ? {} : { limit }), ...(number === undefined ? {} : { place: number }), contact } });
+  const status = statusWith(mine);
+  const holding = mine === undefined ? [] : [place(hash, requester, name, mine)];
+  // A budget that cannot be read keeps the Project's place, written whole
+  // (Metacontroller's merge would strip what an answer leaves out): one
+  // given up while the budget was briefly gone would go to another.
+  if (reading.problem) return observed ? { children: holding, guards: [], status } : { children: holding, guards: [], status, unavailable: reading.problem };
+  // An unlimited requester holds no places, so that their Projects cost
+  // one another nothing, however many there are.
+  if (limit === undefined) return { children: [], status };
+
+  // Absent for a settled Project, which holds its place below the limit:
+  // counting the others could only tell it that it says all are taken,
+  // which it does not. (Where an admin lowers the limit to it meanwhile,
+  // the budget still holds, as every new Project counts all places; only
+  // the refusal at create waits until customize is asked again.)
+  const places = Object.keys(related[PLACES] ?? {});
+  const numbers = places.flatMap((placeName) => {
+    const number = numberOf(placeName, hash);
+    return number === undefined ? [] : [number];
+  });
+  const held = numbers.length;
+  let free = 1;
+  while (numbers.includes(free)) free++;
+  // Once all are taken, one Project says so, for the budget policy to
+  // refuse the next create: the holder of the highest place, and where a
+  // budget of 0 gives none, one over budget while none says it (the API
+  // server lets one of them have the name). The next takes over when it goes.
+  const saysSpent =
+    held >= limit &&
+    (mine === undefined
+      ? held === 0 && !observed && (own.includes(spentNameFor(hash)) || !places.includes(spentNameFor(hash)))
+      : mine === Math.max(mine, ...numbers));
+  const spent: Place[] = saysSpent
+    ? [{
+        apiVersion: PLACE.apiVersion,
+        kind: PLACE.kind,
+        metadata: { name: spentNameFor(hash), labels: { [REQUESTER_HASH_LABEL]: hash, [SPENT_LABEL]: "true", [SHARD_LABEL]: shardOf(requester) } },
+        spec: { requester, groups: groupsOf(me).join("\n"), held, limit, contact },
+      }]
+    : [];
+  // Nothing of the budget's is what later features wait for: the
+  // Namespace itself waits for the place.
+  if (holding.length) return { children: [...holding, ...spent], guards: [], status };
+  // One that has a Namespace without a place (made while its requester was
+  // unlimited, or before the budget) keeps everything, and takes the first
+  // free place, so that it counts.
+  if (observed) return { children: [place(hash, requester, name, free)], guards: [], status: statusWith(free) };
+  if (held < limit) {
+    const claim = place(hash, requester, name, free);
+    return { children: [claim], prerequisites: [claim], guards: [], status: statusWith(free) };
+  }
+  return {
+    children: spent,
+    guards: [],
+    status,
+    unavailable: {
+      status: "False",
+      reason: "OverBudget",
+      message:
+        `${requester} holds ${projects(held)} and may hold ${limit} (ProjectBudget ${BUDGET.name}), so Project ${name} gets no Namespace, ` +
+        "and so nothing that comes with one: its members may only read it. " +
+        (limit === 0
+          ? `It gets them by itself once the budget gives ${requester} one; ask ${contact} for it.`
+          : `It gets them by itself once one of the others goes; delete one of them, or ask ${contact} for a larger budget.`),
+    },
+  };
+}
+
+// feature: budget & environments
+// ## The environments
+//
+// How many Namespaces each developer's Project may own: counted per
+// Project, so that the API server can refuse a spec that declares more at
+// its write (k8s.yaml's projects.agrrh.com-budget-environments), with no
+// count across Projects to race, and a developer holds at most their
+// Projects' budget times this. Sync holds to it where that policy cannot
+// see: the Namespaces a Project keeps though no environment names them.
+// Past it, no Namespace is made, and every one it owns is kept.
+const Declared = v.looseObject({ environments: v.nullish(v.array(v.looseObject({ name: v.string(), namespace: v.nullish(v.string()) }))) });
+/** Spelled out, as the environments feature names them (budget.test.ts proves they agree). */
+export const environmentNamespace = (project: string, environment: string) => `proj-${project}--${environment}`;
+
+function namespacesBeyond({ project, namespace, owned, related }: Input): Readiness | undefined {
+  const requester = requesterOf(v.parse(Budgeted, project));
+  const budget = readBudgets(related[BUDGETS] ?? {}).budget;
+  const declared = v.safeParse(Declared, project.spec ?? {});
+  if (requester === undefined || budget?.environments === undefined || !declared.success) return undefined;
+  const name = project.metadata.name;
+  const wanted = declared.output.environments?.length
+    ? declared.output.environments.map((environment) => environment.namespace ?? environmentNamespace(name, environment.name))
+    : [namespace];
+  const fresh = [...new Set(wanted)].filter((each) => !owned[each]);
+  const count = Object.keys(owned).length;
+  if (fresh.length === 0 || count + fresh.length <= budget.environments) return undefined;
+  return {
+    status: "False",
+    reason: "OverBudget",
+    message:
+      `${requester} may have ${budget.environments} ${budget.environments === 1 ? "Namespace" : "Namespaces"} in each Project (ProjectBudget ${BUDGET.name}), and Project ${name} owns ${count}, ` +
+      `so Namespace ${fresh.join(", ")} ${fresh.length === 1 ? "is" : "are"} not made. Every Namespace it owns is kept, with all it holds: ` +
+      `declare fewer environments, have a cluster admin delete a Namespace no environment names any more, or ask ${budget.contact} for a larger budget.`,
+  };
+}
+// end feature: budget & environments
 
 // The annotation the mutating policy wrote, read from the Project as
 // customize gets it, before any feature's schema has checked it.

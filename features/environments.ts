@@ -265,14 +265,18 @@ export const environments: Feature<typeof spec> = {
     const keeping = kept.length
       ? `; no environment names Namespace ${kept.map(({ namespace }) => namespace).join(", ")} any more: kept with all it holds, it goes with the Project (unless protected), or by hand with kubectl delete namespace`
       : "";
+    const listed = [
+      ...declared.map(({ environment, namespace, state }) => ({ name: environment.name, namespace, state })),
+      ...kept.map(({ namespace, environment, state }) => ({ ...(environment === undefined ? {} : { name: environment }), namespace, state })),
+    ];
     return {
       children: [],
       annotations: declared.filter(({ namespace }) => namespace === own).map(({ environment }) => annotationsOf(environment))[0],
       status: {
-        environments: [
-          ...declared.map(({ environment, namespace, state }) => ({ name: environment.name, namespace, state })),
-          ...kept.map(({ namespace, environment, state }) => ({ ...(environment === undefined ? {} : { name: environment }), namespace, state })),
-        ],
+        environments: listed,
+        // A table's cell shows the first value of a list: kubectl get projects reads these.
+        environmentNames: listed.map((entry) => entry.name ?? "-").join(","),
+        environmentNamespaces: listed.map((entry) => entry.namespace).join(","),
       },
       failed: taken.length ? conflict(project, taken) : bounded.length ? tooMany(owned, bounded) : undefined,
       waiting: {

@@ -65,6 +65,8 @@ export const OUTPUTS_ANNOTATION = "agrrh.com/outputs";
 export const CONTAINER = "integration";
 /** What sync tells every program, besides the profile's `env`, which may not use these names. */
 export const RESERVED_ENV = ["PROJECT", "PROJECT_UID", "PROJECT_NAMESPACE", "INTEGRATION", "ACTION", "JOB_NAME", "PARAMETERS", "MEMBERS", "AFTER", "REPORTS"] as const;
+/** Told, with `environments`, the Project's environments: a name of its own, so that a profile admitted before it says which rule it breaks. */
+export const ENVIRONMENTS_ENV = "ENVIRONMENTS"; // feature: integrations & environments
 /**
  * A program exits so when it will not act until a person does (what it
  * would change is not this Project's): the Job fails at once, without its
@@ -87,6 +89,7 @@ export const INTEGRATION_RULES = {
   unique: "each integration's name appears once",
   after: "after names only integrations listed before this one",
   env: `env may not set ${RESERVED_ENV.join(", ")}: sync sets them`,
+  environmentsEnv: `env may not set ${ENVIRONMENTS_ENV}: sync sets it`, // feature: integrations & environments
 } as const;
 
 const whole = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
@@ -94,7 +97,14 @@ const Integration = v.looseObject({
   name: v.pipe(v.string(), v.regex(DNS_LABEL, INTEGRATION_RULES.name), v.maxLength(INTEGRATION_NAME_MAX_LENGTH, INTEGRATION_RULES.name)),
   image: v.pipe(v.string(), v.nonEmpty()),
   command: v.pipe(v.array(v.string()), v.minLength(1)),
-  env: v.optional(v.pipe(v.record(v.string(), v.string()), v.check((env) => RESERVED_ENV.every((name) => !(name in env)), INTEGRATION_RULES.env)), {}),
+  env: v.optional(
+    v.pipe(
+      v.record(v.string(), v.string()),
+      v.check((env) => RESERVED_ENV.every((name) => !(name in env)), INTEGRATION_RULES.env),
+      v.check((env) => !(ENVIRONMENTS_ENV in env), INTEGRATION_RULES.environmentsEnv), // feature: integrations & environments
+    ),
+    {},
+  ),
   /** Its Secret of credentials, in INTEGRATIONS_NAMESPACE: the admins create it; sync only names it. */
   secret: v.optional(v.string()),
   /** A ConfigMap mounted at /integration: the program itself, as the webhook runs from one. */
@@ -108,6 +118,8 @@ const Integration = v.looseObject({
   parameters: v.optional(v.array(v.string()), []),
   /** Whether it is told the Project's members (and so runs again when they change). */
   members: v.optional(v.boolean(), false),
+  /** Whether it is told the Project's environments (and so runs again when they change). */ // feature: integrations & environments
+  environments: v.optional(v.boolean(), false), // feature: integrations & environments
   /** Whether it may write one Secret, named after it, into the Project's Namespace. */
   handsOverSecret: v.optional(v.boolean(), false),
 });
@@ -147,7 +159,20 @@ const NOTHING_SUPPLIED: Supplied = { parameters: {}, retry: 0, skipTeardown: fal
 // them is told each one's kind, name and role, as the spec lists them.
 const Members = v.array(v.looseObject({ kind: v.string(), name: v.string(), role: v.string(), namespace: v.optional(v.string()) }));
 
-const spec = { profile: v.nullish(v.string()), members: v.nullish(v.array(v.unknown())), integrations: v.nullish(v.unknown()) };
+// feature: integrations & environments
+// Environments are the environments feature's to check; an integration that
+// takes them is told each one's name and Namespace, as the spec declares
+// them, spelled as that feature names them (integrations.test.ts proves it).
+const Environments = v.array(v.looseObject({ name: v.string(), namespace: v.nullish(v.string()) }));
+export const environmentNamespace = (project: string, environment: string) => `proj-${project}--${environment}`;
+// end feature: integrations & environments
+
+const spec = {
+  profile: v.nullish(v.string()),
+  members: v.nullish(v.array(v.unknown())),
+  integrations: v.nullish(v.unknown()),
+  environments: v.nullish(v.array(v.unknown())), // feature: integrations & environments
+};
 const Identified = v.looseObject({ metadata: v.looseObject({ uid: v.nullish(v.string()) }) });
 
 // ## What is observed
@@ -246,7 +271,12 @@ const serviceAccountFor = (namespace: string): Child => ({ apiVersion: "v1", kin
 // of it included, stays within the 256 KiB of annotations an object may
 // carry (largest-request.test.ts). The kubelet reads the values when a Pod
 // starts, and a new Job is asked for only once they are as sync asks.
-export const INPUT_KEYS = { members: "members", reports: "reports", parameters: (integration: string) => `parameters.${integration}` } as const;
+export const INPUT_KEYS = {
+  members: "members",
+  environments: "environments", // feature: integrations & environments
+  reports: "reports",
+  parameters: (integration: string) => `parameters.${integration}`,
+} as const;
 export const reportsNameFor = (namespace: string) => `${namespace}.reports`;
 type ConfigMap = Child & { data: Record<string, string> };
 const configMap = (name: string, data: Record<string, string>): ConfigMap => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: INTEGRATIONS_NAMESPACE }, data });
@@ -254,6 +284,7 @@ function inputsFor(namespace: string, read: Read, reports: Reports): ConfigMap[]
   return [
     configMap(namespace, {
       ...(read.declared.some((each) => each.members) ? { [INPUT_KEYS.members]: JSON.stringify(read.members.map(({ kind, name, role }) => ({ kind, name, role }))) } : {}),
+      ...(read.declared.some((each) => each.environments) ? { [INPUT_KEYS.environments]: JSON.stringify(read.environments) } : {}), // feature: integrations & environments
       ...Object.fromEntries(read.declared.map(({ name }) => [INPUT_KEYS.parameters(name), JSON.stringify(read.supplied[name]?.parameters ?? {})])),
     }),
     configMap(reportsNameFor(namespace), { [INPUT_KEYS.reports]: JSON.stringify(reports) }),
@@ -290,12 +321,36 @@ function handOver(namespace: string, integrations: string[]): Child[] {
 }
 
 type Reports = Record<string, Record<string, string>>;
-type Context = { project: string; uid: string; namespace: string; members: v.InferOutput<typeof Members>; reports: Reports };
+type Context = {
+  project: string;
+  uid: string;
+  namespace: string;
+  members: v.InferOutput<typeof Members>;
+  environments: { name: string; namespace: string }[]; // feature: integrations & environments
+  reports: Reports;
+};
 
 /** What a Job runs with; any change to it is a new Job. What it is told of earlier reports is not: they change as it runs. */
-function inputsOf(integration: Integration, supplied: Supplied, context: Pick<Context, "members">) {
-  const { after: _after, teardown: _teardown, handsOverSecret: _handsOver, ...runs } = integration;
-  return { ...runs, supplied: { parameters: supplied.parameters, retry: supplied.retry }, ...(integration.members ? { members: context.members } : {}) };
+type Told = {
+  members: Context["members"];
+  environments: Context["environments"]; // feature: integrations & environments
+};
+function inputsOf(integration: Integration, supplied: Supplied, context: Told) {
+  // What it is told makes its identity, not the flag: a profile that takes
+  // none names every Job as before the flag existed, so none runs again.
+  const {
+    after: _after,
+    teardown: _teardown,
+    handsOverSecret: _handsOver,
+    environments: _environments, // feature: integrations & environments
+    ...runs
+  } = integration;
+  return {
+    ...runs,
+    supplied: { parameters: supplied.parameters, retry: supplied.retry },
+    ...(integration.members ? { members: context.members } : {}),
+    ...(integration.environments ? { environments: context.environments } : {}), // feature: integrations & environments
+  };
 }
 
 function jobFor(integration: Integration, supplied: Supplied, context: Context, action: Action): Job {
@@ -315,6 +370,7 @@ function jobFor(integration: Integration, supplied: Supplied, context: Context, 
   const inputs = {
     PARAMETERS: input(context.namespace, INPUT_KEYS.parameters(integration.name)),
     ...(integration.members ? { MEMBERS: input(context.namespace, INPUT_KEYS.members) } : {}),
+    ...(integration.environments ? { [ENVIRONMENTS_ENV]: input(context.namespace, INPUT_KEYS.environments) } : {}), // feature: integrations & environments
     // What each integration made before, as only its own Jobs' Pods could
     // have reported it: a program reads nothing a tenant can write to learn that.
     REPORTS: input(reportsNameFor(context.namespace), INPUT_KEYS.reports),
@@ -418,10 +474,15 @@ const patchCommand = (project: string, integration: string, patch: object) =>
 
 const profileNameOf = (spec: { profile?: string | null }) => spec.profile || DEFAULT_PROFILE;
 
-type Read = { declared: Integration[]; supplied: Record<string, Supplied>; members: Context["members"] };
+type Read = {
+  declared: Integration[];
+  supplied: Record<string, Supplied>;
+  members: Context["members"];
+  environments: Context["environments"]; // feature: integrations & environments
+};
 
 /** What the profile declares and the Project supplies, checked against each other; or, where that cannot be read, why not. */
-function read(spec: { profile?: string | null; members?: unknown[] | null; integrations?: unknown }, related: { [PROFILES]?: Record<string, { spec?: unknown }> }, project: string): Read | { problem?: Readiness } {
+function read(spec: { profile?: string | null; members?: unknown[] | null; integrations?: unknown; environments?: unknown[] | null }, related: { [PROFILES]?: Record<string, { spec?: unknown }> }, project: string): Read | { problem?: Readiness } {
   // The built-in default profile, while no ProjectProfile replaces it, declares none.
   const profile = related[PROFILES]?.[profileNameOf(spec)] ?? (profileNameOf(spec) === DEFAULT_PROFILE ? { spec: {} } : undefined);
   // A profile that is missing is the guardrails' to report.
@@ -441,7 +502,18 @@ function read(spec: { profile?: string | null; members?: unknown[] | null; integ
   // Members are the members feature's to report.
   const members = v.safeParse(Members, spec.members ?? []);
   if (!members.success) return {};
-  return { declared: declared.output, supplied: supplied.output, members: members.output };
+  // feature: integrations & environments
+  // Environments are the environments feature's to report; none declared is the Project's one Namespace, PROJECT_NAMESPACE.
+  const environments = v.safeParse(Environments, spec.environments ?? []);
+  if (!environments.success) return {};
+  const told = environments.output.map((environment) => ({ name: environment.name, namespace: environment.namespace ?? environmentNamespace(project, environment.name) }));
+  // end feature: integrations & environments
+  return {
+    declared: declared.output,
+    supplied: supplied.output,
+    members: members.output,
+    environments: told, // feature: integrations & environments
+  };
 }
 
 /** What the plan needs of the observed Jobs. */
@@ -630,7 +702,14 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
       }),
     );
     const uid = v.parse(Identified, project).metadata.uid ?? "";
-    const context: Context = { project: project.metadata.name, uid, namespace, members: inputs.members, reports };
+    const context: Context = {
+      project: project.metadata.name,
+      uid,
+      namespace,
+      members: inputs.members,
+      environments: inputs.environments, // feature: integrations & environments
+      reports,
+    };
     // A new Job waits for the Namespace, and for what the features before
     // this one guard with (once any has started, none waits for them again);
     // then for its inputs to be written as asked, so that it never runs on

@@ -204,6 +204,7 @@ describe("admission: the status sync writes survives pruning", () => {
       "Profile", // feature: guardrails
       "Protected", // feature: deletion-protection
       "Environments", // feature: environments
+      "Environment Namespaces", // feature: environments
       "Ready",
       "Reason",
       "Generation",

@@ -24,7 +24,7 @@ import {
   type Place,
 } from "../features/budget.ts";
 import { ADMINISTER, annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted, KUBERNETES_CONTROLLERS } from "./admission.ts";
-import { admit, authorizedBy, evaluateCel, paramsJudging, schemaErrors, type AdmissionRequest } from "./cel.ts";
+import { admit, authorizedBy, evaluateCel, paramsJudging, schemaErrors, selects, type AdmissionRequest } from "./cel.ts";
 import { at, childrenOfKind, escaped, namespaceOf, namespaces, project, related, withObserved } from "./helpers.ts";
 import { assertCrdSpells } from "../scripts/manifest.ts";
 
@@ -480,3 +480,56 @@ describe("admission: the budget is kept from a stray delete", () => {
     for (const object of ours) assert.deepEqual(object.metadata.finalizers, [`${GROUP}/uninstall-deliberately`], object.metadata.name);
   });
 });
+
+// feature: budget & environments
+describe("admission: how many Namespaces each developer's Project may own", () => {
+  const environmentsPolicy = policyNamed("budget-environments");
+  const binding = find("ValidatingAdmissionPolicyBinding", environmentsPolicy.metadata.name);
+  const budgetGiving = (environments?: number) => ({ apiVersion: BUDGET.apiVersion, kind: BUDGET.kind, metadata: { name: BUDGET.name }, spec: { projects: 3, contact: CONTACT, ...(environments === undefined ? {} : { environments }) } });
+  const declaring = (count: number, who: Who | null = DEVELOPER) => {
+    const base = who ? recorded("dana-1", who) : ({ apiVersion: API_VERSION, kind: PARENT.kind, metadata: { name: "dana-1" }, spec: {} } as Project);
+    return { ...base, spec: { environments: Array.from({ length: count }, (_, n) => ({ name: `env-${n}` })) } };
+  };
+
+  test("bound to deny for developers' Projects alone, its param ProjectBudget default by name, admitting while there is none (the built-in budget sets no limit)", () => {
+    assert.equal(environmentsPolicy.spec.failurePolicy, "Fail");
+    assert.deepEqual(environmentsPolicy.spec.paramKind, { apiVersion: BUDGET.apiVersion, kind: BUDGET.kind });
+    assert.deepEqual(binding.spec.validationActions, ["Deny"]);
+    assert.deepEqual(binding.spec.paramRef, { name: BUDGET.name, parameterNotFoundAction: "Allow" });
+    // Developers' Projects alone: an admin's write never waits for the param's kind to sync.
+    assert.equal(selects(binding.spec.matchResources.objectSelector, recorded("dana-1").metadata.labels as Record<string, string>), true);
+    assert.equal(selects(binding.spec.matchResources.objectSelector, {}), false);
+    assert.equal("environments" in BUILT_IN_BUDGET, false);
+  });
+
+  test("a developer's create declaring more environments than the budget gives is refused, saying how many, the limit and whom to ask; at the limit it is admitted", () => {
+    const refused = admit(environmentsPolicy, creating(declaring(3)), budgetGiving(2) as any);
+    assert.equal(refused.allowed, false);
+    assert.equal(refused.message, `Project dana-1 declares 3 environments, and each Project of ${DEVELOPER.username} may have 2 Namespaces (ProjectBudget default). Declare fewer, or ask ${CONTACT} for a larger budget.`);
+    assert.equal(admit(environmentsPolicy, creating(declaring(2)), budgetGiving(2) as any).allowed, true);
+    assert.equal(admit(environmentsPolicy, creating(declaring(0)), budgetGiving(1) as any).allowed, true, "none declared is the one Namespace proj-<name>");
+  });
+
+  test("an update that declares more than before and past the limit is refused; one that declares no more than before is admitted, so that a Project past a lowered budget can still be edited", () => {
+    assert.equal(admit(environmentsPolicy, updating(declaring(2), declaring(3)), budgetGiving(2) as any).allowed, false);
+    assert.equal(admit(environmentsPolicy, updating(declaring(3), declaring(3)), budgetGiving(2) as any).allowed, true);
+    assert.equal(admit(environmentsPolicy, updating(declaring(3), declaring(2)), budgetGiving(1) as any).allowed, true);
+  });
+
+  test("a budget that sets no limit admits any number; a Project without a requester (a holder of administer's) is not judged", () => {
+    assert.equal(admit(environmentsPolicy, creating(declaring(6)), budgetGiving() as any).allowed, true);
+    assert.equal(admit(environmentsPolicy, creating(declaring(6, null), ADMINISTRATOR), budgetGiving(1) as any).matched, false);
+  });
+
+  test("only ProjectBudget default sets it, at least 1, and sync reads it alike", () => {
+    const named = (name: string, spec: unknown) => ({ metadata: { name }, spec });
+    assert.deepEqual(schemaErrors(budgetSchema, named("default", { projects: 3, environments: 2 })), []);
+    assert.notDeepEqual(schemaErrors(budgetSchema, named("default", { projects: 3, environments: 0 })), []);
+    assert.notDeepEqual(schemaErrors(budgetSchema, named("team-leads", { groups: [], environments: 9 })), []);
+    const objectsRelated = related();
+    objectsRelated[BUDGETS] = { [BUDGET.name]: { metadata: { name: BUDGET.name }, spec: { projects: 3, environments: 0 } } };
+    objectsRelated[PLACES] = {};
+    assert.equal(sync(recorded("dana-1"), namespaces(), objectsRelated, at).status.conditions[0]?.reason, "InvalidBudget");
+  });
+});
+// end feature: budget & environments

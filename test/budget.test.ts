@@ -36,6 +36,7 @@ import {
   SHARD_LABEL,
   SPENT_LABEL,
   budget as budgetFeature,
+  environmentNamespace, // feature: budget & environments
   limitFor,
   placeNameFor,
   requesterHash,
@@ -43,7 +44,8 @@ import {
   spentNameFor,
   type Place,
 } from "../features/budget.ts";
-import { annotationsSpec, at, childrenOfKind, escaped, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
+import { ENVIRONMENT_ANNOTATION, environmentNamespace as environmentsNamespace } from "../features/environments.ts"; // feature: budget & environments
+import { annotationsSpec, assertKeepsEveryNamespace, at, childrenOfKind, escaped, fixture, having, later, namespaceIn, namespaceOf, namespaces, project, ready, related, verdict, withObserved } from "./helpers.ts";
 
 const DANA = "dana@example.com";
 const DEVELOPERS = ["developers", "system:authenticated"];
@@ -718,3 +720,69 @@ describe("budget: a real request", () => {
     assert.deepEqual(answer.children.map((child) => child.kind).sort(), kindsObserved.sort());
   });
 });
+
+// feature: budget & environments
+// ProjectBudget default may say how many Namespaces each developer's
+// Project owns: the environments it declares, and those it keeps though
+// none names them any more. Past it, no Namespace is made; none is lost.
+describe("budget & environments: how many Namespaces each Project may own", () => {
+  const declaring = (name: string, ...environments: string[]): Project => {
+    const me = theirs(name);
+    return { ...me, spec: { ...me.spec, environments: environments.map((environment) => ({ name: environment })) } };
+  };
+  const limited = (environments: number) => ({ [BUDGET.name]: { projects: 3, contact: CONTACT, environments } });
+  /** One sync of `me` holding place 1, its Namespaces `owned` Active, each annotated with the environment it was made for. */
+  const syncOwning = (me: Project, owned: string[], budgets: Budgets) => {
+    const children = withObserved(having(...owned.map((environment) => environmentNamespace(me.metadata.name, environment))), [placeOf(1, me.metadata.name)]);
+    for (const environment of owned) children[NAMESPACES][environmentNamespace(me.metadata.name, environment)]!.metadata!.annotations![ENVIRONMENT_ANNOTATION] = environment;
+    return { answer: sync(me, children, world(budgets, [placeOf(1, me.metadata.name)]), at), children };
+  };
+  const namespacesIn = (answer: SyncResponse) => childrenOfKind(answer, ["Namespace"]).map((namespace) => namespace.metadata.name).sort();
+
+  test("the feature names an environment's Namespace as the environments feature does", () => {
+    for (const [project, environment] of [["shop", "dev"], ["a", "b-c"], ["x".repeat(20), "prod"]] as const) {
+      assert.equal(environmentNamespace(project, environment), environmentsNamespace(project, environment));
+    }
+  });
+
+  test("within the budget, a developer's Project gets every environment's Namespace", () => {
+    const { answer } = syncOwning(declaring("dana-1", "dev", "staging", "prod"), [], limited(3));
+    assert.notEqual(ready(answer).reason, "OverBudget", ready(answer).message);
+    assert.deepEqual(namespacesIn(answer), ["dev", "prod", "staging"].map((environment) => environmentNamespace("dana-1", environment)));
+  });
+
+  test("declaring more than the budget gives, it gets no Namespace, and Ready says how many it may have, which are not made and whom to ask", () => {
+    const { answer } = syncOwning(declaring("dana-1", "dev", "staging", "prod"), [], limited(2));
+    assert.deepEqual(namespacesIn(answer), []);
+    assert.equal(ready(answer).reason, "OverBudget");
+    assert.match(ready(answer).message, new RegExp(escaped(`${DANA} may have 2 Namespaces in each Project (ProjectBudget default), and Project dana-1 owns 0, so Namespace ${["dev", "staging", "prod"].map((environment) => environmentNamespace("dana-1", environment)).join(", ")} are not made.`)));
+    assert.match(ready(answer).message, new RegExp(escaped(`ask ${CONTACT} for a larger budget`)));
+  });
+
+  test("a renamed environment counts the one it keeps: past the budget the new one is not made, and every Namespace it owns is kept, with all it holds", () => {
+    const { answer, children } = syncOwning(declaring("dana-1", "dev", "stage"), ["dev", "prod"], limited(2));
+    assert.equal(ready(answer).reason, "OverBudget");
+    assert.match(ready(answer).message, new RegExp(escaped(`owns 2, so Namespace ${environmentNamespace("dana-1", "stage")} is not made`)));
+    assert.deepEqual(namespacesIn(answer), ["dev", "prod"].map((environment) => environmentNamespace("dana-1", environment)));
+    // The annotations the environments feature writes follow its spec; all else stays as it was.
+    assertKeepsEveryNamespace("OverBudget", { parent: declaring("dana-1", "dev", "stage"), children, related: world(limited(2), [placeOf(1, "dana-1")]) }, true);
+  });
+
+  test("a Project already past a lowered budget keeps its Namespaces and is not held back while it asks for none new", () => {
+    const { answer } = syncOwning(declaring("dana-1", "dev", "staging", "prod"), ["dev", "staging", "prod"], limited(1));
+    assert.notEqual(ready(answer).reason, "OverBudget", ready(answer).message);
+    assert.equal(namespacesIn(answer).length, 3);
+  });
+
+  test("one that declares none owns one Namespace, which a budget of 1 allows", () => {
+    const answer = syncOf(theirs("dana-1"), { budgets: limited(1), own: [placeOf(1, "dana-1")] });
+    assert.equal(asksNamespace(answer), true);
+  });
+
+  test("without a limit in the budget, or for a Project without a requester (a holder of administer's), nothing is counted", () => {
+    assert.notEqual(ready(syncOwning(declaring("dana-1", "dev", "staging", "prod"), [], THREE).answer).reason, "OverBudget");
+    const admins = project("ops", { spec: { environments: [{ name: "dev" }, { name: "staging" }, { name: "prod" }] } });
+    assert.equal(childrenOfKind(sync(admins, namespaces(), world(limited(1)), at), ["Namespace"]).length, 3);
+  });
+});
+// end feature: budget & environments

@@ -2593,6 +2593,107 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // end feature: deletion-protection
     // end feature: environments
 
+    // feature: budget & environments
+    // How many Namespaces each developer's Project may own is ProjectBudget
+    // default's to say, a setting of the cluster's: the run writes it only
+    // where no admin wrote one, and deletes what it wrote.
+    await step(`84. with environments: 2 in ProjectBudget ${BUDGET.name}, a developer's Project declaring three is refused at create and at an update, with the message; two work; renaming one (which keeps the old) makes no third Namespace`, async () => {
+      if ((await kubectl(["get", BUDGET.kind.toLowerCase(), BUDGET.name, "-o", "name"])).ok) skip(`ProjectBudget ${BUDGET.name} is an admin's: the run changes no setting it did not write`);
+      const contact = `the e2e run ${RUN}`;
+      const everyone: KubeObject = {
+        apiVersion: BUDGET.apiVersion,
+        kind: BUDGET.kind,
+        metadata: { name: BUDGET.name, annotations: { [DELETION_ANNOTATION]: "true" } },
+        spec: { projects: BUILT_IN_BUDGET.projects, contact, environments: 2 },
+      } as KubeObject;
+      await create(everyone);
+      try {
+        const ENVIRONER = `e2e-${RUN}-environer`;
+        const asEnvironer = ["--as", ENVIRONER, "--as-group", DEVELOPERS];
+        const name = `e2e-${RUN}-budgeted`;
+        const listing = (...environments: string[]) => environments.map((environment) => ({ name: environment }));
+        const declaring = (...environments: string[]): KubeObject => ({
+          ...project(name),
+          spec: { ...CREATED, members: [{ kind: "User", name: ENVIRONER, role: "admin" }], environments: listing(...environments) },
+        });
+        const refusal = `Project ${name} declares 3 environments, and each Project of ${ENVIRONER} may have 2 Namespaces (ProjectBudget ${BUDGET.name}). Declare fewer, or ask ${contact} for a larger budget.`;
+        const refused = (stderr: string) => stderr.replace(/\s+/g, " ").includes(refusal);
+        // The API server reads a policy's param from a cache of its own, a moment behind.
+        await eventually(`a create declaring three is refused`, async () => {
+          const tried = await kubectl(["create", "-f", "-", "--dry-run=server", ...asEnvironer], stringify(declaring("dev", "staging", "prod")));
+          return refused(tried.stderr);
+        });
+        const three = await createAs(asEnvironer, declaring("dev", "staging", "prod"));
+        assert.equal(three.ok, false, `${name} was created declaring three`);
+        assert.ok(refused(three.stderr), three.stderr);
+        log(`     (${three.stderr.trim().slice(0, 400)})`);
+        const two = await createAs(asEnvironer, declaring("dev", "staging"));
+        assert.ok(two.ok, two.stderr);
+        await waitForReady(name);
+        const owned = async () => (await must(["get", "namespaces", "-l", `${PROJECT_LABEL}=${name}`, "-o", "jsonpath={.items[*].metadata.name}"])).split(" ").sort();
+        assert.deepEqual(await owned(), [environmentNamespace(name, "dev"), environmentNamespace(name, "staging")]);
+        const grown = await kubectl(["patch", PARENT.singular, name, "--type=merge", "-p", JSON.stringify({ spec: { environments: listing("dev", "staging", "prod") } }), ...asEnvironer]);
+        assert.equal(grown.ok, false, "an update to three was admitted");
+        assert.ok(refused(grown.stderr), grown.stderr);
+        // The tenant's way around: a rename keeps the old Namespace, so two declared would own three.
+        await must(["patch", PARENT.singular, name, "--type=merge", "-p", JSON.stringify({ spec: { environments: listing("dev", "stage") } }), ...asEnvironer]);
+        await must(["wait", readyReason("OverBudget"), `${PARENT.singular}/${name}`, `--timeout=${TIMEOUT}`]);
+        const message = await must(["get", PARENT.singular, name, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")].message}']);
+        const said = `${ENVIRONER} may have 2 Namespaces in each Project (ProjectBudget ${BUDGET.name}), and Project ${name} owns 2, so Namespace ${environmentNamespace(name, "stage")} is not made.`;
+        assert.ok(message.startsWith(said), message);
+        log(`     (${message.slice(0, 400)})`);
+        assert.deepEqual(await owned(), [environmentNamespace(name, "dev"), environmentNamespace(name, "staging")], "no third Namespace, and none lost");
+      } finally {
+        await remove(everyone);
+      }
+    });
+    // end feature: budget & environments
+
+    // feature: integrations & environments
+    await step(`85. an integration with environments: true is told Project e2e-${RUN}-env-wired's three environments, each name and Namespace, as its Job's Pod starts; a fourth runs it again, told all four`, async () => {
+      const profileName = `e2e-${RUN}-env-integrations`;
+      const name = `e2e-${RUN}-env-wired`;
+      const told = (...environments: string[]) => environments.map((environment) => ({ name: environment, namespace: environmentNamespace(name, environment) }));
+      await create({ apiVersion: PROFILE.apiVersion, kind: PROFILE.kind, metadata: { name: profileName }, spec: { integrations: [integration("deployer", { environments: true, teardown: false })] } } as KubeObject);
+      await create({ ...project(name), spec: { ...CREATED, profile: profileName, environments: told("dev", "staging", "prod").map(({ name: environment }) => ({ name: environment })) } });
+      const first = await jobOf(name, "deployer", "Running");
+      const env = await envAsStarted(first);
+      assert.deepEqual(JSON.parse(env.ENVIRONMENTS ?? "null"), told("dev", "staging", "prod"));
+      assert.equal(env.PROJECT_NAMESPACE, environmentNamespace(name, "dev"));
+      await must(["patch", PARENT.singular, name, "--type=merge", "-p", JSON.stringify({ spec: { environments: told("dev", "staging", "prod", "qa").map(({ name: environment }) => ({ name: environment })) } })]);
+      let again = "";
+      await eventually(`${name}'s deployer runs again, with a Job of its own`, async () => {
+        again = (await entry(name, "deployer"))?.job ?? "";
+        return again !== "" && again !== first && (await jobExists(again));
+      });
+      assert.deepEqual(JSON.parse((await envAsStarted(again)).ENVIRONMENTS ?? "null"), told("dev", "staging", "prod", "qa"));
+    });
+    // end feature: integrations & environments
+
+    // feature: members & environments
+    await step(`86. kubectl my-projects shows a member the environments of Project e2e-${RUN}-listed, each with its Namespace`, async () => {
+      assert.ok(options.plugin, "no way to run a kubectl plugin was given");
+      assert.ok(MY_PROJECTS_INSTALL, "docs/cluster.md gives the command that installs scripts/kubectl-my_projects");
+      const myProjects = `${MY_PROJECTS_INSTALL}\nexec kubectl my-projects "$@"\n`;
+      const name = `e2e-${RUN}-listed`;
+      const viewer = `e2e-${RUN}-env-viewer`;
+      await create({ ...project(name), spec: { ...CREATED, members: [{ kind: "User", name: viewer, role: "view" }], environments: [{ name: "dev" }, { name: "prod" }] } });
+      await waitForReady(name);
+      let lines: string[] = [];
+      // RBAC reads its bindings from a cache of its own, a moment behind.
+      await eventually(`${viewer} sees ${name}`, async () => {
+        const result = await options.plugin!(myProjects, ["--as", viewer], interrupted);
+        lines = result.stdout.split("\n");
+        return result.ok && (lines[1] ?? "").startsWith(`${name} `);
+      });
+      const [header = "", row = ""] = lines;
+      assert.match(header, /\sENVIRONMENTS\s+ENVIRONMENT NAMESPACES\s/, header);
+      assert.ok(row.includes(" dev,prod "), row);
+      assert.ok(row.includes(` ${environmentNamespace(name, "dev")},${environmentNamespace(name, "prod")} `), row);
+      log(`     (${header}\n      ${row})`);
+    });
+    // end feature: members & environments
+
     // An upgrade is applying k8s.yaml again, and it must leave what an admin
     // configured as they wrote it: k8s.yaml holds none of it. The run made
     // its install by create, so the first apply takes it over (kubectl then

@@ -15,6 +15,7 @@ import {
   PARAMETERS_MAX_CHARACTERS,
   REPORT_MAX_CHARACTERS,
   RESERVED_ENV,
+  ENVIRONMENTS_ENV, // feature: integrations & environments
   SUPPLIED_RULES,
 } from "../features/integrations.ts";
 import { annotatedAsTold, assertBoundToDeny, crd, deleting, find, objects, policyNamed, projectSchema, trusted } from "./admission.ts";
@@ -38,6 +39,8 @@ describe("admission: a profile's integrations, judged alike by the CRD and sync"
     { what: "after naming itself", integrations: [integration("tracker", { after: ["tracker"] })], breaks: "after" },
     { what: "after naming none of the list", integrations: [integration("tracker", { after: ["jira"] })], breaks: "after" },
     ...RESERVED_ENV.map((name) => ({ what: `env setting ${name}`, integrations: [integration("tracker", { env: { [name]: "x" } })], breaks: INTEGRATION_RULES.env })),
+    { what: `env setting ${ENVIRONMENTS_ENV}`, integrations: [integration("runner", { env: { [ENVIRONMENTS_ENV]: "[]" } })], breaks: INTEGRATION_RULES.environmentsEnv }, // feature: integrations & environments
+    { what: "one told the environments", integrations: [integration("runner", { environments: true })] }, // feature: integrations & environments
   ];
   for (const { what, integrations, breaks } of CASES) {
     test(`with ${what}, the CRD and sync agree`, () => {
@@ -46,7 +49,9 @@ describe("admission: a profile's integrations, judged alike by the CRD and sync"
       const refused = verdict(answer).reason === "InvalidIntegrations";
       assert.equal(admitted.length > 0, Boolean(breaks), admitted.join("; "));
       assert.equal(refused, Boolean(breaks), verdict(answer).message);
-      if (breaks === INTEGRATION_RULES.unique || breaks === INTEGRATION_RULES.env) {
+      const named: string[] = [INTEGRATION_RULES.unique, INTEGRATION_RULES.env];
+      named.push(INTEGRATION_RULES.environmentsEnv); // feature: integrations & environments
+      if (breaks !== undefined && named.includes(breaks)) {
         assert.ok(admitted.some((error) => error.includes(breaks)), admitted.join("; "));
         assert.ok(verdict(answer).message.includes(breaks), verdict(answer).message);
       }

@@ -19,11 +19,15 @@ import {
   REFUSED_EXIT_CODE,
   REFUSED_OUTPUT,
   RESERVED_ENV,
+  ENVIRONMENTS_ENV, // feature: integrations & environments
+  INPUT_KEYS, // feature: integrations & environments
+  environmentNamespace, // feature: integrations & environments
   integrations,
   jobNameFor,
   type IntegrationStatus,
   type Job,
 } from "../features/integrations.ts";
+import { environmentNamespace as environmentsNamespace } from "../features/environments.ts"; // feature: integrations & environments
 import { SETTLED, at, escaped, namespaceIn, namespaceOf, namespaces, project, related, verdict, withObserved } from "./helpers.ts";
 
 const PROJECT = "shop";
@@ -757,3 +761,65 @@ describe("integrations: names", () => {
     assert.ok(PROFILES.endsWith(API_VERSION));
   });
 });
+
+// feature: integrations & environments
+// An integration that takes environments (a runner that deploys into each)
+// is told each one's name and Namespace, from the Project's inputs
+// ConfigMap, and runs again when they change; the others' Jobs, and so
+// every Job made before, keep their names.
+describe("integrations & environments: an integration is told the Project's environments", () => {
+  const DECLARED = [{ name: "dev" }, { name: "staging" }, { name: "prod" }];
+  const told = (environments: { name: string }[]) => environments.map(({ name }) => ({ name, namespace: environmentsNamespace(PROJECT, name) }));
+  const TAKING = [integration("repository"), integration("runner", { environments: true })];
+  /** Its answer once every environment's Namespace is Active and what the features before asked for is there, which the Jobs wait for. */
+  const started = (environments: { name: string }[], integrations: unknown[] = TAKING) => {
+    const spec = { integrations: undefined, ...(environments.length ? { environments } : {}) };
+    const made = namespaces(Object.fromEntries((environments.length ? told(environments).map(({ namespace }) => namespace) : [NAMESPACE]).map((namespace) => [namespace, "Active"])));
+    const first = syncWritten(shop(spec), made, profiled(integrations), at);
+    return syncWritten(shop(spec), observed(made, [], first.children.filter((child) => child.kind !== "Job" && child.kind !== "Namespace")), profiled(integrations), at);
+  };
+
+  test("the environments feature names each Namespace as this one spells it", () => {
+    for (const [project, environment] of [["shop", "dev"], ["a", "b-c"], ["x".repeat(20), "prod"]] as const) {
+      assert.equal(environmentNamespace(project, environment), environmentsNamespace(project, environment));
+    }
+  });
+
+  test("one that takes them is told the Project's three environments, each name and Namespace, in the order declared", () => {
+    const answer = started(DECLARED);
+    assert.deepEqual(JSON.parse(envOf(answer, jobFor(answer, "runner"))[ENVIRONMENTS_ENV] ?? "null"), [
+      { name: "dev", namespace: `${NAMESPACE}--dev` },
+      { name: "staging", namespace: `${NAMESPACE}--staging` },
+      { name: "prod", namespace: `${NAMESPACE}--prod` },
+    ]);
+    assert.equal(envOf(answer, jobFor(answer, "repository"))[ENVIRONMENTS_ENV], undefined, "told only to those that take environments");
+  });
+
+  test("an environment that names a Namespace of its own is told by that name", () => {
+    const answer = syncWritten(shop({ integrations: undefined, environments: [{ name: "prod", namespace: "payments" }] }), namespaces({ payments: "Active" }), profiled(TAKING), at);
+    const inputs = inputsIn(answer).find((map) => map.metadata.name === "payments");
+    assert.equal(inputs?.data[INPUT_KEYS.environments], JSON.stringify([{ name: "prod", namespace: "payments" }]));
+  });
+
+  test("a Project that declares none tells an empty list: its one Namespace is PROJECT_NAMESPACE", () => {
+    const answer = started([]);
+    assert.equal(envOf(answer, jobFor(answer, "runner"))[ENVIRONMENTS_ENV], "[]");
+  });
+
+  test("an environment added runs again only the integrations that take them; the others' Jobs keep their names", () => {
+    const before = started(DECLARED.slice(0, 2));
+    const after = started(DECLARED);
+    assert.notEqual(jobFor(after, "runner").metadata.name, jobFor(before, "runner").metadata.name);
+    assert.equal(jobFor(after, "repository").metadata.name, jobFor(before, "repository").metadata.name);
+  });
+
+  test("a profile without it names every Job as before it existed, so no existing Project's Job runs again", () => {
+    const plain = [integration("repository")];
+    const answer = started(DECLARED, plain);
+    // What a Job ran with before the flag existed, in the order the profile's schema reads it.
+    const before = { name: "repository", image: plain[0]!.image, command: plain[0]!.command, env: {}, secret: "gitlab", retries: 2, deadlineSeconds: 600, revision: 0, parameters: [], members: false };
+    assert.equal(jobFor(answer, "repository").metadata.name, jobNameFor(PROJECT, "repository", "run", { ...before, supplied: { parameters: {}, retry: 0 } }));
+    assert.equal(inputsIn(answer).some((map) => INPUT_KEYS.environments in map.data), false);
+  });
+});
+// end feature: integrations & environments

@@ -110,7 +110,7 @@ describe("manifest: documents", () => {
   });
 
   test("the opening comment's table of contents names every document, in order", () => {
-    const contents = [...text.matchAll(/^# +- (\S+) (\S+)(?:  # feature: [\w-]+)?$/gm)].map(([, kind, name]) => `${kind} ${name}`);
+    const contents = [...text.matchAll(/^# +- (\S+) (\S+)(?:  # feature: [\w-]+(?: & [\w-]+)*)?$/gm)].map(([, kind, name]) => `${kind} ${name}`);
     assert.deepEqual(contents, objects.map((object) => `${object.kind} ${object.metadata.name}`));
   });
 

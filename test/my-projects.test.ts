@@ -11,6 +11,10 @@ import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { GROUP, PARENT } from "../sync.ts";
+import { sync } from "../sync.ts"; // feature: members & environments
+import { readManifest } from "../scripts/manifest.ts"; // feature: members & environments
+import { environmentNamespace } from "../features/environments.ts"; // feature: members & environments
+import { at, namespaces, project, related } from "./helpers.ts"; // feature: members & environments
 import { KREW_MANIFEST, PLUGIN_FILE, namingArchive, pluginArchive, sha256 } from "../scripts/krew.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/kubectl-my_projects", import.meta.url));
@@ -110,3 +114,38 @@ describe("kubectl my-projects: its krew manifest", () => {
     assert.equal(manifest.spec.version, `v${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}`);
   });
 });
+
+// feature: members & environments
+// The plugin asks for the API server's own table, so what the CRD's columns
+// read of a Project's status is what a member sees: each environment's name
+// and its Namespace, in the order sync writes them.
+describe("kubectl my-projects: each Project's environments", () => {
+  const columns = readManifest().find("CustomResourceDefinition", RESOURCE).spec.versions[0].additionalPrinterColumns as { name: string; jsonPath: string; priority?: number }[];
+  /**
+   * What a `.status.<field>` column shows, as the API server prints a cell:
+   * the first value its JSONPath finds, so a list shows its first item alone
+   * (seen on 1.36: e2e step 86).
+   */
+  const shownBy = (column: { jsonPath: string }, status: Record<string, unknown>) => {
+    const [, field, each] = /^\.status\.(\w+)(?:\[\*\]\.(\w+))?$/.exec(column.jsonPath) ?? [];
+    assert.ok(field, column.jsonPath);
+    const value = status[field];
+    return each ? String((value as Record<string, string>[] | undefined)?.[0]?.[each] ?? "") : String(value ?? "");
+  };
+  const environmentColumns = columns.filter((column) => /^\.status\.environment/.test(column.jsonPath));
+
+  test("it asks for the server's table, not columns of its own, with every column shown by default", () => {
+    const script = readFileSync(SCRIPT, "utf8");
+    assert.doesNotMatch(script, /get projects[^\n]*-o/, "columns of its own would leave the CRD's out");
+    assert.deepEqual(environmentColumns.map((column) => [column.name, column.priority ?? 0]), [["Environments", 0], ["Environment Namespaces", 0]]);
+  });
+
+  test("a Project with three environments shows their names and their Namespaces, as sync writes its status", () => {
+    const shop = project("shop", { spec: { environments: [{ name: "dev" }, { name: "staging" }, { name: "prod", namespace: "payments" }] } });
+    const answer = sync(shop, namespaces({ [environmentNamespace("shop", "dev")]: "Active", [environmentNamespace("shop", "staging")]: "Active" }), related(), at);
+    const [names, namespacesShown] = environmentColumns.map((column) => shownBy(column, answer.status));
+    assert.equal(names, "dev,staging,prod");
+    assert.equal(namespacesShown, `${environmentNamespace("shop", "dev")},${environmentNamespace("shop", "staging")},payments`);
+  });
+});
+// end feature: members & environments
