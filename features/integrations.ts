@@ -65,7 +65,7 @@ export const OUTPUTS_ANNOTATION = "agrrh.com/outputs";
 export const CONTAINER = "integration";
 /** What sync tells every program, besides the profile's `env`, which may not use these names. */
 export const RESERVED_ENV = ["PROJECT", "PROJECT_UID", "PROJECT_NAMESPACE", "INTEGRATION", "ACTION", "JOB_NAME", "PARAMETERS", "MEMBERS", "AFTER", "REPORTS"] as const;
-/** Told, with `environments`, the Project's environments: a name of its own, so that a profile admitted before it says which rule it breaks. */
+/** Told, with `environments`, the Project's environments: a name of its own, so that a profile admitted before it says which rule it breaks. */ // feature: integrations & environments
 export const ENVIRONMENTS_ENV = "ENVIRONMENTS"; // feature: integrations & environments
 /**
  * A program exits so when it will not act until a person does (what it
@@ -482,7 +482,16 @@ type Read = {
 };
 
 /** What the profile declares and the Project supplies, checked against each other; or, where that cannot be read, why not. */
-function read(spec: { profile?: string | null; members?: unknown[] | null; integrations?: unknown; environments?: unknown[] | null }, related: { [PROFILES]?: Record<string, { spec?: unknown }> }, project: string): Read | { problem?: Readiness } {
+function read(
+  spec: {
+    profile?: string | null;
+    members?: unknown[] | null;
+    integrations?: unknown;
+    environments?: unknown[] | null; // feature: integrations & environments
+  },
+  related: { [PROFILES]?: Record<string, { spec?: unknown }> },
+  project: string,
+): Read | { problem?: Readiness } {
   // The built-in default profile, while no ProjectProfile replaces it, declares none.
   const profile = related[PROFILES]?.[profileNameOf(spec)] ?? (profileNameOf(spec) === DEFAULT_PROFILE ? { spec: {} } : undefined);
   // A profile that is missing is the guardrails' to report.
