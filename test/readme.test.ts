@@ -311,7 +311,7 @@ describe("README: the commands it names", () => {
 
   test("Make it your own names the command that fills .cache/runtimes and .cache/helm for an offline e2e, and it is that one", () => {
     const guide = readme.slice(readme.indexOf("## Make it your own"), readme.indexOf("## Layout"));
-    assert.match(guide.replace(/\s+/g, " "), /`\.cache\/runtimes` holds the Node 24 the Deployment runs on, and `\.cache\/helm` the helm the e2e's chart step runs: `npm run runtime-cache` fetches it and builds helm/);
+    assert.match(guide.replace(/\s+/g, " "), /`npm run runtime-cache` fills `\.cache\/runtimes` \(the Node 24 the Deployment runs on\) and `\.cache\/helm` \(the helm the e2e's chart step runs, built from its Go module\)/);
     assert.equal(scripts["runtime-cache"], "tsx scripts/runtime-cache.ts && tsx scripts/helm.ts");
     assert.match(readFileSync(new URL("local-e2e.sh", import.meta.url), "utf8"), /scripts\/helm\.ts/, "the e2e reads the same helm");
     assert.match(readFileSync(new URL("../scripts/local-plane.sh", import.meta.url), "utf8"), /scripts\/runtime-cache\.ts/, "the e2e reads the same cache");
