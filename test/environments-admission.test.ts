@@ -8,7 +8,7 @@ import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT, sync } from "../sync.ts";
 import { ENVIRONMENT_RULES, MAX_ENVIRONMENTS } from "../features/environments.ts";
 import { DEFAULT_PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
-import { ADMINISTER, assertBoundToDeny, policyNamed, projectSchema } from "./admission.ts";
+import { ADMINISTER, assertBoundToDeny, crd, find, objects, policyNamed, projectSchema } from "./admission.ts";
 import { admit } from "./cel.ts";
 import { admissionErrors } from "./crd-schema.ts";
 import { namespaces, project, ready, related } from "./helpers.ts";
@@ -80,6 +80,23 @@ describe("admission: the environments policy", () => {
     // Pointing it elsewhere is adopting again.
     const moved = projectNamed("shop", { environments: [{ name: "payments", namespace: "kube-system" }] });
     assert.equal(asked("UPDATE", moved, adopting, tenant).allowed, false);
+  });
+
+  test("no environment names Kubernetes' own Namespaces, this controller's or Metacontroller's, which a deleted Project would take with it: refused, saying why, to an admin too", () => {
+    // Read from where each is defined: the Namespace the webhook's Deployment runs in, and the one Metacontroller's ServiceAccount lives in.
+    const controllers = objects.filter((object: any) => object?.kind === "Deployment").map((object: any) => object.metadata.namespace);
+    const metacontrollers = find("ClusterRoleBinding", `${crd.metadata.name}-controller`).subjects.filter((subject: any) => subject.kind === "ServiceAccount").map((subject: any) => subject.namespace);
+    assert.ok(controllers.length > 0 && metacontrollers.length > 0);
+    for (const namespace of ["kube-system", "kube-public", "kube-node-lease", "default", ...controllers, ...metacontrollers]) {
+      const holding = projectNamed("shop", { environments: [{ name: "dev" }, { name: "sys", namespace }] });
+      for (const [operation, before] of [["CREATE", null], ["UPDATE", projectNamed("shop", { environments: [{ name: "dev" }] })]] as const) {
+        const refused = asked(operation, holding, before, "pat", [ADMINISTER]);
+        assert.equal(refused.allowed, false, `${namespace} on ${operation}`);
+        assert.match(String(refused.message), new RegExp(`^Environment sys names Namespace ${namespace}, which no Project may hold: a Project's Namespaces are deleted with it`));
+      }
+    }
+    assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "pay", namespace: "payments" }] }), null, "pat", [ADMINISTER]).allowed, true);
+    assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "sys", namespace: "kube-systems" }] }), null, "pat", [ADMINISTER]).allowed, true);
   });
 
   // feature: guardrails
