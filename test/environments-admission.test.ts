@@ -171,6 +171,8 @@ describe("admission: the environments policy", () => {
       ["another Namespace's, the admins' to trust", { members: [dana], environments: [{ name: "dev" }, { name: "prod", members: [robot("ci")] }] }],
       ["the Project's own Namespace's, edit, without environments", { members: [dana, robot(`${NAMESPACE_PREFIX}shop`, "edit")] }],
       ["another Project's of a longer name", { members: [dana, robot(`${NAMESPACE_PREFIX}shopping`, "admin")] }],
+      // Refused by the self-service policy, in its own words.
+      ["the Project's own Namespace's, admin, without environments", { members: [dana, robot(`${NAMESPACE_PREFIX}shop`, "admin")] }],
     ] as const) {
       assert.equal(asked("CREATE", projectNamed("shop", spec), null, tenant).allowed, true, what);
     }
