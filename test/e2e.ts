@@ -2655,7 +2655,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       assert.match(await refusedTo(reader, ["patch", PARENT.singular, ONE_ENVIRONMENT, "--type=merge", "-p", JSON.stringify({ spec: { members: [{ kind: "User", name: ENV_READER, role: "admin" }] } })]), /forbidden|Only an admin member/i);
     });
 
-    const ROBOTS = `e2e-${RUN}-robots`;
+    const ROBOTS = `e2e-${RUN}-climb`;
     const EVE = `e2e-${RUN}-eve`;
     await step(`87. ${EVE}, view in ${ROBOTS}'s prod and edit in dev, acts as dev's ServiceAccounts: one granted in prod, or a kept Namespace's as the Project's admin, is refused at admission; the deploy robot, prod's own, gets edit in prod alone`, async () => {
       const dev = environmentNamespace(ROBOTS, "dev");
