@@ -118,6 +118,7 @@ export const MEMBER_NAME_MAX_LENGTH = 253;
 // DNS-1123 label, its own a subdomain.
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts:";
 const SERVICE_ACCOUNTS_OF_A_NAMESPACE = /^system:serviceaccounts:[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export const MEMBER_RULES = {
@@ -136,6 +137,10 @@ export const MEMBER_RULES = {
   ownServiceAccount:
     "a ServiceAccount of the Project's own Namespace, or all of them as Group system:serviceaccounts:<that Namespace>, " +
     "is at most an edit member: every edit member there can act as them",
+  elsewhere: // feature: members & environments
+    "a ServiceAccount of one of the Project's Namespaces (proj-<name>, proj-<name>--<environment> or an environment's namespace), " + // feature: members & environments
+    "or all of them as Group system:serviceaccounts:<that Namespace>, is a member of that Namespace alone, listed in its environment's members, " + // feature: members & environments
+    "and is at most an edit member there: every edit member there can act as them", // feature: members & environments
 } as const;
 
 const Member = v.pipe(
@@ -213,21 +218,42 @@ export const Members = v.pipe(
 // (impersonate it, or run a Pod as it), so one of those as an admin member,
 // by name or as the Group of them all, would make every edit member an admin
 // of the Project, able to rewrite or delete it. ServiceAccounts of other
-// namespaces are the Project's admins' to trust.
-function membersIn(namespace: string) {
+// namespaces are the Project's admins' to trust, but those of the Project's
+// other Namespaces, which `project` and `everyNamespace` tell (below).
+function membersIn(namespace: string, project: string, everyNamespace: { namespace: string }[]) {
   return v.pipe(
     Members,
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed) return;
       dataset.value.forEach((member, index) => {
-        const ownServiceAccounts =
-          (member.kind === "ServiceAccount" && member.namespace === namespace) || (member.kind === "Group" && member.name === `system:serviceaccounts:${namespace}`);
-        if (!ownServiceAccounts || member.role !== "admin") return;
-        addIssue({ message: MEMBER_RULES.ownServiceAccount, path: [{ type: "array", origin: "value", input: dataset.value, key: index, value: member }] });
+        const of = serviceAccountsOf(member);
+        const broken =
+          of === namespace && member.role === "admin" ? MEMBER_RULES.ownServiceAccount
+          : of !== undefined && of !== namespace && isTheProjects(project, everyNamespace, of) ? MEMBER_RULES.elsewhere // feature: members & environments
+          : undefined;
+        if (broken) addIssue({ message: broken, path: [{ type: "array", origin: "value", input: dataset.value, key: index, value: member }] });
       });
     }),
   );
 }
+
+/** The Namespace whose ServiceAccounts a member stands for, one by name or all as their Group. */
+const serviceAccountsOf = ({ kind, name, namespace }: Member) =>
+  kind === "ServiceAccount" ? namespace : kind === "Group" && SERVICE_ACCOUNTS_OF_A_NAMESPACE.test(name) ? name.slice(SERVICE_ACCOUNTS_GROUP.length) : undefined;
+
+// feature: members & environments
+// So across a Project's Namespaces: an edit member of one (dev) can act as
+// its ServiceAccounts, so one of them granted in another (prod) would give
+// every edit member of dev that role in prod. Any Namespace the Project owns
+// or would own counts: those it plans now, and any of its names, kept ones
+// and those past the bound included, which no spec lists any more.
+const NAMESPACE_PREFIX = "proj-";
+const SEPARATOR = "--";
+const isTheProjects = (project: string, everyNamespace: { namespace: string }[], namespace: string) =>
+  everyNamespace.some((place) => place.namespace === namespace) ||
+  namespace === `${NAMESPACE_PREFIX}${project}` ||
+  namespace.startsWith(`${NAMESPACE_PREFIX}${project}${SEPARATOR}`);
+// end feature: members & environments
 
 // One RoleBinding per role and kind of subject, and per namespace for
 // ServiceAccounts. Metacontroller merges a list whose items all have a
@@ -355,10 +381,10 @@ function membersRoleFor(project: string, members: Member[], owners: Pick<Cluster
 // The members' role on the Project is one object, asked for alike in each of
 // its Namespaces, so it binds whoever is a member of any of them, once, at
 // the highest role they hold there.
-function membersOfAny(everyNamespace: { namespace: string; spec: { members?: unknown[] | null } }[]): Member[] {
+function membersOfAny(project: string, everyNamespace: { namespace: string; spec: { members?: unknown[] | null } }[]): Member[] {
   const highest = new Map<string, Member>();
   for (const { namespace, spec } of everyNamespace) {
-    const listed = v.safeParse(membersIn(namespace), spec.members ?? []);
+    const listed = v.safeParse(membersIn(namespace, project, everyNamespace), spec.members ?? []);
     for (const member of listed.success ? listed.output : []) {
       const before = highest.get(subjectKey(member));
       if (!before || ROLES.indexOf(member.role) < ROLES.indexOf(before.role)) highest.set(subjectKey(member), member);
@@ -438,14 +464,14 @@ export const members: Feature<typeof spec, typeof children> = {
   refusals: ["InvalidMembers"],
   reasons: ["RevokingUndeclaredAccess", "WaitingForRoleBindings"],
   plan: ({ project, spec, namespace, observed, children, earlierInPlace, everyNamespace }) => {
-    const listed = v.safeParse(membersIn(namespace), spec.members ?? []);
+    const listed = v.safeParse(membersIn(namespace, project.metadata.name, everyNamespace), spec.members ?? []);
     // Its own bindings alone, all named project-<role>-...: other features
     // bind in the Namespace too, and theirs give members nothing.
     const accessGiven = Object.keys(children[ROLE_BINDINGS]).some((key) => key.startsWith(`${namespace}/${PROJECTS.singular}-`));
     const declared = listed.success && listed.output.length > 0;
     const granted = declared && (earlierInPlace || accessGiven);
     const roleBindings = granted ? roleBindingsFor(namespace, listed.output) : [];
-    const readersOfAny = membersOfAny(everyNamespace);
+    const readersOfAny = membersOfAny(project.metadata.name, everyNamespace);
     const readers = readersOfAny.length ? membersRoleFor(project.metadata.name, readersOfAny, ownedByNamespace(namespace, observed)) : undefined;
     const bindings: Binding[] = [...roleBindings, ...(readers?.bindings ?? [])];
     // A binding of this Project's that grants a subject the spec does not

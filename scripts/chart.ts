@@ -35,6 +35,7 @@ export function renderChart(manifest: string): Record<string, string> {
   const service = objects.find((object) => object?.kind === "Service");
   const deployment = objects.find((object) => object?.kind === "Deployment");
   const binding = objects.find((object) => object?.kind === "ClusterRoleBinding");
+  const crd = objects.find((object) => object?.kind === "CustomResourceDefinition"); // feature: environments
   const metacontroller: { name: string; namespace: string } = binding.subjects.find((subject: { kind: string }) => subject.kind === "ServiceAccount");
   // The Service's own address, in the Namespace the chart installs into.
   const inCluster = `http://${service.metadata.name}.%s.svc`;
@@ -76,6 +77,12 @@ export function renderChart(manifest: string): Record<string, string> {
         if (from.namespaceSelector.matchLabels["kubernetes.io/metadata.name"] !== metacontroller.namespace) throw new Error("the webhook's NetworkPolicy admits another Namespace than Metacontroller's");
         edit(["spec", "ingress", 0, "from", 0, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name"], METACONTROLLER_NAMESPACE);
         edit(["spec", "ingress", 0, "from", 0, "podSelector", "matchLabels"], METACONTROLLER_POD_LABELS);
+      } else if (kind === "ValidatingAdmissionPolicy" && document.getIn(["metadata", "name"]) === `${crd.metadata.name}-environments`) { // feature: environments
+        // The Namespaces no environment may name hold Metacontroller's. // feature: environments
+        const at = document.toJS().spec.variables.findIndex((variable: { name: string }) => variable.name === "reserved"); // feature: environments
+        const reserved: string = document.getIn(["spec", "variables", at, "expression"]) as string; // feature: environments
+        if (!reserved.includes(`'${metacontroller.namespace}'`)) throw new Error("the environments policy does not reserve Metacontroller's Namespace"); // feature: environments
+        edit(["spec", "variables", at, "expression"], reserved.replace(`'${metacontroller.namespace}'`, `'${METACONTROLLER_NAMESPACE}'`), METACONTROLLER_NAMESPACE); // feature: environments
       } else if (kind === "Deployment") {
         edit(["spec", "replicas"], REPLICAS);
         edit(["spec", "template", "spec", "containers", 0, "resources"], RESOURCES);

@@ -38,7 +38,7 @@ import { MEMBER_RULES, memberRoleNameFor } from "../features/members.ts"; // fea
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { CONTAINER, INTEGRATIONS_NAMESPACE, OUTPUTS_ANNOTATION } from "../features/integrations.ts"; // feature: integrations
 import { COPY_OF_ANNOTATION, SHAREABLE_LABEL, SHARED_BY_LABEL } from "../features/shared.ts"; // feature: shared
-import { environmentNamespace } from "../features/environments.ts"; // feature: environments
+import { MAX_ENVIRONMENTS, environmentNamespace } from "../features/environments.ts"; // feature: environments
 import { BUDGET, BUILT_IN_BUDGET, PLACE, REQUESTER_ANNOTATION, REQUESTER_GROUPS_ANNOTATION, REQUESTER_HASH_LABEL, SHARD_LABEL, SPENT_LABEL, requesterHash, shardOf } from "../features/budget.ts"; // feature: budget
 import { BUNDLE_FILE, DEPENDENCIES_FILE, MANIFEST_PATH, PROM_CLIENT_FILE, readManifest } from "../scripts/manifest.ts";
 import { METRICS_PATH } from "../main.ts";
@@ -2591,13 +2591,126 @@ export async function runE2e(options: E2eOptions): Promise<number> {
       await must(["patch", PARENT.singular, ENVIRONED, "--type=merge", "-p", JSON.stringify({ spec: { deletionProtection: false } })]);
     });
     // end feature: deletion-protection
+
+    // Each of these is a Project of its own.
+    // feature: members
+    // Its admin, a developer of its own, holds what the requester role grants,
+    // the default profile's use among it. // feature: guardrails
+    const requester = async (user: string) => {
+      const group = `${user}-group`;
+      await create(clusterRoleBinding(`${user}-requester`, REQUESTER_ROLE, { kind: "Group", name: group }));
+      return ["--as", user, "--as-group", group];
+    };
+    const mayPatch = (identity: string[], name: string) => eventually(`${identity[1]} may patch ${name}`, async () => (await kubectl(["auth", "can-i", "patch", `${PARENT.plural}/${name}`, ...identity])).ok);
+    // end feature: members
+
+    // feature: guardrails & members
+    const ASSIGNED = `e2e-${RUN}-assigned`;
+    const ASSIGNED_PROFILE = `e2e-${RUN}-assigned-profile`;
+    await step(`84. ${ASSIGNED}, on profile ${ASSIGNED_PROFILE} a cluster admin assigned, keeps it: its admin, a developer without use on it, is refused an environment on profile ${DEFAULT_PROFILE}, new or changed`, async () => {
+      await create({ apiVersion: API_VERSION, kind: PROFILE.kind, metadata: { name: ASSIGNED_PROFILE }, spec: { resourceQuota: { hard: { pods: "3" } }, podSecurity: "restricted" } });
+      const admin = await requester(`${ASSIGNED}-admin`);
+      await create({ ...project(ASSIGNED), spec: { ...CREATED, profile: ASSIGNED_PROFILE, members: [{ kind: "User", name: admin[1], role: "admin" }], environments: [{ name: "dev" }] } });
+      await waitForReady(ASSIGNED);
+      await mayPatch(admin, ASSIGNED);
+      const onDefault = (...environments: unknown[]) => JSON.stringify({ spec: { environments } });
+      const leaves = new RegExp(`Environment \\S+ on ProjectProfile ${DEFAULT_PROFILE} leaves ProjectProfile ${ASSIGNED_PROFILE}, the Project's, which a cluster admin assigned`);
+      for (const environments of [[{ name: "dev", profile: DEFAULT_PROFILE }], [{ name: "dev" }, { name: "play", profile: DEFAULT_PROFILE }]]) {
+        assert.match(await refusedTo(admin, ["patch", PARENT.singular, ASSIGNED, "--type=merge", "-p", onDefault(...environments)]), leaves);
+      }
+      assert.equal(await must(["get", "resourcequota", GUARDRAIL_NAMES.ResourceQuota, "-n", environmentNamespace(ASSIGNED, "dev"), "-o", "jsonpath={.spec.hard.pods}"]), "3");
+    });
+    // end feature: guardrails & members
+
+    // feature: members
+    const RENAMED = `e2e-${RUN}-renamed`;
+    await step(`85. ${RENAMED}'s admin renames its one environment again and again: each old Namespace is kept, none is made past ${MAX_ENVIRONMENTS}, and the status says TooManyNamespaces`, async () => {
+      const admin = await requester(`${RENAMED}-admin`);
+      const named = (at: number) => JSON.stringify({ spec: { environments: [{ name: `e${at}` }] } });
+      await create({ ...project(RENAMED), spec: { ...CREATED, members: [{ kind: "User", name: admin[1], role: "admin" }], environments: [{ name: "e1" }] } });
+      await waitForReady(RENAMED);
+      await mayPatch(admin, RENAMED);
+      const owned = async () => (await must(["get", "namespaces", "-l", `${PROJECT_LABEL}=${RENAMED}`, "-o", "jsonpath={.items[*].metadata.name}"])).split(" ").filter(Boolean).sort();
+      for (let at = 2; at <= MAX_ENVIRONMENTS; at++) {
+        await must(["patch", PARENT.singular, RENAMED, "--type=merge", "-p", named(at), ...admin]);
+        await eventually(`${environmentNamespace(RENAMED, `e${at}`)} is made`, async () => (await owned()).includes(environmentNamespace(RENAMED, `e${at}`)));
+      }
+      for (const at of [MAX_ENVIRONMENTS + 1, MAX_ENVIRONMENTS + 2]) {
+        await must(["patch", PARENT.singular, RENAMED, "--type=merge", "-p", named(at), ...admin]);
+        // The reason is the same after each rename: the message names the one renamed to.
+        const refusal = new RegExp(`^Namespace ${environmentNamespace(RENAMED, `e${at}`)} of environment e${at} is not made: this Project owns ${MAX_ENVIRONMENTS} Namespaces`);
+        await eventually(`${RENAMED} says e${at} is not made`, async () => {
+          const ready = await readyOf(RENAMED);
+          return ready.reason === "TooManyNamespaces" && refusal.test(ready.message);
+        });
+      }
+      assert.deepEqual(await owned(), Array.from({ length: MAX_ENVIRONMENTS }, (_, at) => environmentNamespace(RENAMED, `e${at + 1}`)).sort());
+    });
+
+    const ONE_ENVIRONMENT = `e2e-${RUN}-one-env`;
+    const ENV_READER = `e2e-${RUN}-env-reader`;
+    await step(`86. ${ENV_READER}, a member of ${ONE_ENVIRONMENT}'s environment dev alone, may read the Project and its Pods in dev, nothing in prod, and the Project becomes Ready`, async () => {
+      await create({ ...project(ONE_ENVIRONMENT), spec: { ...CREATED, environments: [{ name: "dev", members: [{ kind: "User", name: ENV_READER, role: "view" }] }, { name: "prod" }] } });
+      await waitForReady(ONE_ENVIRONMENT);
+      const reader = asEnvironmentUser(ENV_READER);
+      await eventually(`${ENV_READER} may get ${ONE_ENVIRONMENT}`, async () => (await kubectl(["get", PARENT.singular, ONE_ENVIRONMENT, "-o", "name", ...reader])).ok);
+      assert.equal((await kubectl(["auth", "can-i", "list", "pods", "-n", environmentNamespace(ONE_ENVIRONMENT, "dev"), ...reader])).ok, true);
+      assert.equal((await kubectl(["auth", "can-i", "list", "pods", "-n", environmentNamespace(ONE_ENVIRONMENT, "prod"), ...reader])).ok, false);
+      assert.match(await refusedTo(reader, ["patch", PARENT.singular, ONE_ENVIRONMENT, "--type=merge", "-p", JSON.stringify({ spec: { members: [{ kind: "User", name: ENV_READER, role: "admin" }] } })]), /forbidden|Only an admin member/i);
+    });
+
+    const ROBOTS = `e2e-${RUN}-climb`;
+    const EVE = `e2e-${RUN}-eve`;
+    await step(`87. ${EVE}, view in ${ROBOTS}'s prod and edit in dev, acts as dev's ServiceAccounts: one granted in prod, or a kept Namespace's as the Project's admin, is refused at admission; the deploy robot, prod's own, gets edit in prod alone`, async () => {
+      const dev = environmentNamespace(ROBOTS, "dev");
+      const prod = environmentNamespace(ROBOTS, "prod");
+      const robot = (namespace: string, role: string) => ({ kind: "ServiceAccount", namespace, name: "deployer", role });
+      const admin = { kind: "User", name: `${ROBOTS}-admin`, role: "admin" };
+      const eve = (role: string) => ({ kind: "User", name: EVE, role });
+      const environments = (...inProd: unknown[]) => [{ name: "dev", members: [eve("edit")] }, { name: "prod", members: [eve("view"), ...inProd] }];
+      await create({ ...project(ROBOTS), spec: { ...CREATED, members: [admin], environments: environments() } });
+      await waitForReady(ROBOTS);
+      // Eve's way up: she may make dev's deployer and act as it.
+      const asEve = asEnvironmentUser(EVE);
+      await eventually(`${EVE} may impersonate ServiceAccounts in dev`, async () => (await kubectl(["auth", "can-i", "impersonate", "serviceaccounts", "-n", dev, ...asEve])).ok);
+      await must(["create", "serviceaccount", "deployer", "-n", dev, ...asEve]);
+      for (const spec of [
+        { members: [admin], environments: environments(robot(dev, "admin")) },
+        { members: [admin], environments: environments(robot(dev, "edit")) },
+        { members: [admin], environments: environments({ kind: "Group", name: `system:serviceaccounts:${dev}`, role: "view" }) },
+        { members: [admin, robot(environmentNamespace(ROBOTS, "old"), "admin")], environments: environments() },
+      ]) {
+        const refusal = await refusedTo([], ["patch", PARENT.singular, ROBOTS, "--type=merge", "-p", JSON.stringify({ spec })]);
+        assert.ok(refusal.replace(/\s+/g, " ").includes(MEMBER_RULES.elsewhere), refusal);
+      }
+      const asDevDeployer = ["--as", `system:serviceaccount:${dev}:deployer`];
+      assert.equal((await kubectl(["auth", "can-i", "get", "configmaps", "-n", prod, ...asDevDeployer])).ok, false, "dev's deployer holds a role in prod");
+      // The issue's deploy robot: prod's own, edit in prod only.
+      await must(["patch", PARENT.singular, ROBOTS, "--type=merge", "-p", JSON.stringify({ spec: { environments: environments(robot(prod, "edit")) } })]);
+      await waitForReady(ROBOTS);
+      const asProdDeployer = ["--as", `system:serviceaccount:${prod}:deployer`];
+      await eventually(`prod's deployer may create deployments in prod`, async () => (await kubectl(["auth", "can-i", "create", "deployments", "-n", prod, ...asProdDeployer])).ok);
+      assert.equal((await kubectl(["auth", "can-i", "create", "rolebindings", "-n", prod, ...asProdDeployer])).ok, false, "prod's deployer is admin in prod");
+      assert.equal((await kubectl(["auth", "can-i", "get", "configmaps", "-n", dev, ...asProdDeployer])).ok, false, "prod's deployer holds a role in dev");
+    });
+    // end feature: members
+
+    await step(`88. no environment names kube-system, kube-public, kube-node-lease, default, ${INSTALL_NAMESPACE} or Metacontroller's Namespace, which a deleted Project would take with it: refused at admission, to a cluster admin too`, async () => {
+      const metacontrollers = manifest.filter((object) => object.kind === "ClusterRoleBinding").flatMap((object) => ((object as { subjects?: { kind: string; namespace?: string }[] }).subjects ?? []).filter((subject) => subject.kind === "ServiceAccount").map((subject) => subject.namespace ?? ""));
+      assert.ok(metacontrollers.length > 0, "k8s.yaml binds no ServiceAccount of Metacontroller's");
+      for (const namespace of ["kube-system", "kube-public", "kube-node-lease", "default", INSTALL_NAMESPACE, ...metacontrollers]) {
+        const holding = { ...project(`e2e-${RUN}-holds-${namespace}`.slice(0, 58).replace(/-$/, "")), spec: { ...CREATED, environments: [{ name: "sys", namespace }] } };
+        assert.match(await refusedTo([], ["create", "-f", "-"], stringify(holding)), new RegExp(`Environment sys names Namespace ${namespace}, which no Project may hold`));
+      }
+      assert.equal(await must(["get", "namespace", "kube-system", "-o", `jsonpath={.metadata.labels.${PROJECT_LABEL.replaceAll(".", "\\.")}}`]), "", "kube-system carries a Project's label");
+    });
     // end feature: environments
 
     // feature: budget & environments
     // How many Namespaces each developer's Project may own is ProjectBudget
     // default's to say, a setting of the cluster's: the run writes it only
     // where no admin wrote one, and deletes what it wrote.
-    await step(`84. with environments: 2 in ProjectBudget ${BUDGET.name}, a developer's Project declaring three is refused at create and at an update, with the message; two work; renaming one (which keeps the old) makes no third Namespace`, async () => {
+    await step(`89. with environments: 2 in ProjectBudget ${BUDGET.name}, a developer's Project declaring three is refused at create and at an update, with the message; two work; renaming one (which keeps the old) makes no third Namespace`, async () => {
       if ((await kubectl(["get", BUDGET.kind.toLowerCase(), BUDGET.name, "-o", "name"])).ok) skip(`ProjectBudget ${BUDGET.name} is an admin's: the run changes no setting it did not write`);
       const contact = `the e2e run ${RUN}`;
       const everyone: KubeObject = {
@@ -2650,7 +2763,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // end feature: budget & environments
 
     // feature: integrations & environments
-    await step(`85. an integration with environments: true is told Project e2e-${RUN}-env-wired's three environments, each name and Namespace, as its Job's Pod starts; a fourth runs it again, told all four`, async () => {
+    await step(`90. an integration with environments: true is told Project e2e-${RUN}-env-wired's three environments, each name and Namespace, as its Job's Pod starts; a fourth runs it again, told all four`, async () => {
       const profileName = `e2e-${RUN}-env-integrations`;
       const name = `e2e-${RUN}-env-wired`;
       const told = (...environments: string[]) => environments.map((environment) => ({ name: environment, namespace: environmentNamespace(name, environment) }));
@@ -2671,7 +2784,7 @@ export async function runE2e(options: E2eOptions): Promise<number> {
     // end feature: integrations & environments
 
     // feature: members & environments
-    await step(`86. kubectl my-projects shows a member the environments of Project e2e-${RUN}-listed, each with its Namespace`, async () => {
+    await step(`91. kubectl my-projects shows a member the environments of Project e2e-${RUN}-listed, each with its Namespace`, async () => {
       assert.ok(options.plugin, "no way to run a kubectl plugin was given");
       assert.ok(MY_PROJECTS_INSTALL, "docs/cluster.md gives the command that installs scripts/kubectl-my_projects");
       const myProjects = `${MY_PROJECTS_INSTALL}\nexec kubectl my-projects "$@"\n`;

@@ -7,7 +7,8 @@ import { describe, test } from "node:test";
 import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT, sync } from "../sync.ts";
 import { ENVIRONMENT_RULES, MAX_ENVIRONMENTS } from "../features/environments.ts";
 import { DEFAULT_PROFILE } from "../features/guardrails.ts"; // feature: guardrails
-import { ADMINISTER, assertBoundToDeny, policyNamed, projectSchema } from "./admission.ts";
+import { MEMBER_RULES } from "../features/members.ts"; // feature: members
+import { ADMINISTER, assertBoundToDeny, crd, find, objects, policyNamed, projectSchema } from "./admission.ts";
 import { admit } from "./cel.ts";
 import { admissionErrors } from "./crd-schema.ts";
 import { namespaces, project, ready, related } from "./helpers.ts";
@@ -81,6 +82,23 @@ describe("admission: the environments policy", () => {
     assert.equal(asked("UPDATE", moved, adopting, tenant).allowed, false);
   });
 
+  test("no environment names Kubernetes' own Namespaces, this controller's or Metacontroller's, which a deleted Project would take with it: refused, saying why, to an admin too", () => {
+    // Read from where each is defined: the Namespace the webhook's Deployment runs in, and the one Metacontroller's ServiceAccount lives in.
+    const controllers = objects.filter((object: any) => object?.kind === "Deployment").map((object: any) => object.metadata.namespace);
+    const metacontrollers = find("ClusterRoleBinding", `${crd.metadata.name}-controller`).subjects.filter((subject: any) => subject.kind === "ServiceAccount").map((subject: any) => subject.namespace);
+    assert.ok(controllers.length > 0 && metacontrollers.length > 0);
+    for (const namespace of ["kube-system", "kube-public", "kube-node-lease", "default", ...controllers, ...metacontrollers]) {
+      const holding = projectNamed("shop", { environments: [{ name: "dev" }, { name: "sys", namespace }] });
+      for (const [operation, before] of [["CREATE", null], ["UPDATE", projectNamed("shop", { environments: [{ name: "dev" }] })]] as const) {
+        const refused = asked(operation, holding, before, "pat", [ADMINISTER]);
+        assert.equal(refused.allowed, false, `${namespace} on ${operation}`);
+        assert.match(String(refused.message), new RegExp(`^Environment sys names Namespace ${namespace}, which no Project may hold: a Project's Namespaces are deleted with it`));
+      }
+    }
+    assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "pay", namespace: "payments" }] }), null, "pat", [ADMINISTER]).allowed, true);
+    assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "sys", namespace: "kube-systems" }] }), null, "pat", [ADMINISTER]).allowed, true);
+  });
+
   // feature: guardrails
   // What everyone may use, as the manifest grants it.
   const everyDeveloper = [`${GROUP}/projectprofiles/use/${DEFAULT_PROFILE}`];
@@ -123,18 +141,41 @@ describe("admission: the environments policy", () => {
     assert.notEqual(admissionErrors(projectSchema, projectNamed("shop", { environments: listing(21) })).length, 0);
   });
 
-  test("a ServiceAccount of an environment's Namespace is at most an edit member there, in the Project's members or the environment's", () => {
-    const robot = (role: string) => ({ kind: "ServiceAccount", namespace: `${NAMESPACE_PREFIX}shop--prod`, name: "deployer", role });
-    for (const spec of [
-      { environments: [{ name: "prod", members: [robot("admin")] }] },
-      { members: [robot("admin")], environments: [{ name: "prod" }] },
-      { environments: [{ name: "prod", members: [{ kind: "Group", name: `system:serviceaccounts:${NAMESPACE_PREFIX}shop--prod`, role: "admin" }] }] },
-    ]) {
-      const refused = asked("CREATE", projectNamed("shop", spec), null, tenant);
-      assert.equal(refused.allowed, false, JSON.stringify(spec));
-      assert.match(String(refused.message), /is at most an edit member/);
+  // end feature: members
+
+  // feature: members
+  test("a ServiceAccount of one of the Project's Namespaces is a member of that Namespace alone, at most edit, refused in the words sync says", () => {
+    const robot = (namespace: string, role = "admin") => ({ kind: "ServiceAccount", namespace, name: "deployer", role });
+    const prod = `${NAMESPACE_PREFIX}shop--prod`;
+    const dana = { kind: "User", name: "dana", role: "admin" };
+    for (const [what, spec] of [
+      ["prod's admin in prod", { environments: [{ name: "prod", members: [robot(prod)] }] }],
+      ["prod's admin as the Project's", { members: [dana, robot(prod)], environments: [{ name: "prod" }] }],
+      ["all of prod's, admin in prod", { environments: [{ name: "prod", members: [{ kind: "Group", name: `system:serviceaccounts:${prod}`, role: "admin" }] }] }],
+      // eve, edit in dev, acts as dev's deployer, granted in prod.
+      ["dev's in prod", { members: [dana], environments: [{ name: "dev" }, { name: "prod", members: [robot(`${NAMESPACE_PREFIX}shop--dev`, "edit")] }] }],
+      ["all of dev's in prod", { members: [dana], environments: [{ name: "dev" }, { name: "prod", members: [{ kind: "Group", name: `system:serviceaccounts:${NAMESPACE_PREFIX}shop--dev`, role: "view" }] }] }],
+      ["an adopted one's in prod", { members: [dana], environments: [{ name: "pay", namespace: "payments" }, { name: "prod", members: [robot("payments", "edit")] }] }],
+      ["prod's as the Project's, so in dev too", { members: [dana, robot(prod, "edit")], environments: [{ name: "dev" }, { name: "prod" }] }],
+      ["a kept one's as the Project's admin, no environment declared", { members: [dana, robot(`${NAMESPACE_PREFIX}shop--old`)] }],
+      ["a kept one's as the Project's edit, no environment declared", { members: [dana, robot(`${NAMESPACE_PREFIX}shop--old`, "edit")] }],
+      ["the Project's own Namespace's of before, in prod", { members: [dana], environments: [{ name: "prod", members: [robot(`${NAMESPACE_PREFIX}shop`, "edit")] }] }],
+    ] as const) {
+      // A cluster admin too: the rule is the Namespaces', not a permission.
+      const refused = asked("CREATE", projectNamed("shop", spec), null, tenant, [ADMINISTER]);
+      assert.equal(refused.allowed, false, what);
+      assert.equal(refused.message, MEMBER_RULES.elsewhere, what);
     }
-    assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "prod", members: [robot("edit")] }] }), null, tenant).allowed, true);
+    for (const [what, spec] of [
+      ["the deploy robot, edit in prod only", { members: [dana], environments: [{ name: "dev" }, { name: "prod", members: [robot(prod, "edit")] }] }],
+      ["another Namespace's, the admins' to trust", { members: [dana], environments: [{ name: "dev" }, { name: "prod", members: [robot("ci")] }] }],
+      ["the Project's own Namespace's, edit, without environments", { members: [dana, robot(`${NAMESPACE_PREFIX}shop`, "edit")] }],
+      ["another Project's of a longer name", { members: [dana, robot(`${NAMESPACE_PREFIX}shopping`, "admin")] }],
+      // Refused by the self-service policy, in its own words.
+      ["the Project's own Namespace's, admin, without environments", { members: [dana, robot(`${NAMESPACE_PREFIX}shop`, "admin")] }],
+    ] as const) {
+      assert.equal(asked("CREATE", projectNamed("shop", spec), null, tenant).allowed, true, what);
+    }
   });
   // end feature: members
 });

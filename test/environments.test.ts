@@ -20,7 +20,7 @@ import {
 } from "../features/environments.ts";
 import { ADOPTED_BY_LABEL as ADOPTION_ADOPTED_BY_LABEL, CLAIM_LABEL as ADOPTION_CLAIM_LABEL } from "../features/adoption.ts"; // feature: adoption
 import { POD_SECURITY_LABEL } from "../features/guardrails.ts"; // feature: guardrails
-import { memberBindingNameFor } from "../features/members.ts"; // feature: members
+import { MEMBER_RULES, memberBindingNameFor } from "../features/members.ts"; // feature: members
 import { PROTECTED_BY_LABEL } from "../features/deletion-protection.ts"; // feature: deletion-protection
 import { SETTLED, assertKeepsEveryNamespace, at, having, namespaceOf, namespaces, project, ready, related, withObserved } from "./helpers.ts";
 
@@ -187,6 +187,32 @@ describe("environments: a Project holds a Namespace per environment", () => {
     assert.deepEqual(readers.map((binding) => binding.metadata.name), [memberBindingNameFor("robo")]);
     const subjects = (readers[0] as unknown as { subjects: { kind: string; name: string }[] }).subjects;
     assert.deepEqual(subjects.map(({ kind, name }) => `${kind} ${name}`).sort(), ["Group devs", "User dana", "User robot"]);
+  });
+
+  test("a ServiceAccount of one of the Project's Namespaces is a member of that Namespace alone, at most edit: not of another environment's, nor of a kept one's", () => {
+    const robot = (namespace: string, role = "admin") => ({ kind: "ServiceAccount", namespace, name: "deployer", role });
+    const withProd = (...members: unknown[]) => ({ members: [{ kind: "User", name: "dana", role: "admin" }], environments: [{ name: "dev" }, { name: "prod", members }] });
+    for (const [what, spec] of [
+      ["dev's ServiceAccount admin in prod", withProd(robot(envNamespace("shop", "dev")))],
+      ["dev's ServiceAccount edit in prod", withProd(robot(envNamespace("shop", "dev"), "edit"))],
+      ["all of dev's as their Group in prod", withProd({ kind: "Group", name: `system:serviceaccounts:${envNamespace("shop", "dev")}`, role: "view" })],
+      ["a kept Namespace's ServiceAccount in prod", withProd(robot(envNamespace("shop", "old"), "edit"))],
+      ["the Project's own Namespace's, of before environments, in prod", withProd(robot(namespaceOf("shop"), "edit"))],
+      ["prod's ServiceAccount as the Project's member, granted in dev too", { members: [{ kind: "User", name: "dana", role: "admin" }, robot(envNamespace("shop", "prod"), "edit")], environments: [{ name: "dev" }, { name: "prod" }] }],
+      ["a kept Namespace's ServiceAccount as the Project's admin, no environment declared", { members: [{ kind: "User", name: "dana", role: "admin" }, robot(envNamespace("shop", "old"))] }],
+    ] as const) {
+      const { answer } = playedOut(project("shop", { spec }));
+      assert.equal(ready(answer).reason, "InvalidMembers", what);
+      assert.ok(ready(answer).message.includes(MEMBER_RULES.elsewhere), `${what}: ${ready(answer).message}`);
+      // Granted in its own Namespace at most, where it is at most edit.
+      const elsewhere = answer.children.filter((child) => child.kind === "RoleBinding" && /-serviceaccounts-/.test(child.metadata.name) && !child.metadata.name.endsWith(`-serviceaccounts-${namespaceOfChild(child)}`));
+      assert.deepEqual(elsewhere, [], what);
+    }
+    // The issue's deploy robot: edit in prod, of prod, alone.
+    const { answer } = playedOut(project("shop", { spec: withProd(robot(envNamespace("shop", "prod"), "edit")) }));
+    assert.equal(ready(answer).status, "True", ready(answer).message);
+    // Another's Namespace is the admins' to trust, as before.
+    assert.equal(ready(playedOut(project("shop", { spec: withProd(robot("ci")) })).answer).status, "True");
   });
   // end feature: members
 

@@ -124,7 +124,7 @@ describe("kubectl my-projects: each Project's environments", () => {
   /**
    * What a `.status.<field>` column shows, as the API server prints a cell:
    * the first value its JSONPath finds, so a list shows its first item alone
-   * (seen on 1.36: e2e step 86).
+   * (seen on 1.36: e2e step 91).
    */
   const shownBy = (column: { jsonPath: string }, status: Record<string, unknown>) => {
     const [, field, each] = /^\.status\.(\w+)(?:\[\*\]\.(\w+))?$/.exec(column.jsonPath) ?? [];
