@@ -245,10 +245,25 @@ describe("admission: who created a Project is recorded", () => {
     assert.equal(admit(recordPolicy, updating(before, after)).allowed, false);
   });
 
-  test("any other change of the Project, its labels and other annotations too, is the other policies' to judge", () => {
+  test("the shard label the API server gave a developer's Project stays, taken off or changed: the budget's policies select the Project by it", () => {
+    const before = recorded("dana-1");
+    const given = (before.metadata.labels as Record<string, string> | undefined)?.[SHARD_LABEL];
+    assert.ok(given !== undefined);
+    for (const shard of [undefined, String((Number(given) + 1) % SHARDS)]) {
+      const after = structuredClone(before) as any;
+      if (shard === undefined) delete after.metadata.labels[SHARD_LABEL];
+      else after.metadata.labels[SHARD_LABEL] = shard;
+      const { allowed, message } = admit(recordPolicy, updating(before, after));
+      assert.equal(allowed, false, `shard ${shard}`);
+      assert.match(String(message), new RegExp(`^Project dana-1 keeps the ${SHARD_LABEL} label the API server gave it`));
+      assert.equal(admit(recordPolicy, updating(before, after, ADMINISTRATOR)).matched, false);
+    }
+  });
+
+  test("any other change of the Project, its other labels and annotations too, is the other policies' to judge", () => {
     const before = recorded("dana-1");
     const after = structuredClone(before) as any;
-    after.metadata.labels = { team: "web", [REQUESTER_ANNOTATION]: "anything" };
+    after.metadata.labels = { ...after.metadata.labels, team: "web", [REQUESTER_ANNOTATION]: "anything" };
     after.metadata.annotations.note = "x";
     after.spec.description = "changed";
     assert.equal(admit(recordPolicy, updating(before, after)).allowed, true);

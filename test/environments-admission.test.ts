@@ -8,6 +8,7 @@ import { API_VERSION, GROUP, NAMESPACE_PREFIX, PARENT, sync } from "../sync.ts";
 import { ENVIRONMENT_RULES, MAX_ENVIRONMENTS } from "../features/environments.ts";
 import { DEFAULT_PROFILE } from "../features/guardrails.ts"; // feature: guardrails
 import { MEMBER_RULES } from "../features/members.ts"; // feature: members
+import { INTEGRATIONS_NAMESPACE } from "../features/integrations.ts"; // feature: integrations
 import { ADMINISTER, assertBoundToDeny, crd, find, objects, policyNamed, projectSchema } from "./admission.ts";
 import { admit } from "./cel.ts";
 import { admissionErrors } from "./crd-schema.ts";
@@ -96,8 +97,30 @@ describe("admission: the environments policy", () => {
       }
     }
     assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "pay", namespace: "payments" }] }), null, "pat", [ADMINISTER]).allowed, true);
-    assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "sys", namespace: "kube-systems" }] }), null, "pat", [ADMINISTER]).allowed, true);
+    assert.equal(asked("CREATE", projectNamed("shop", { environments: [{ name: "sys", namespace: "cube-system" }] }), null, "pat", [ADMINISTER]).allowed, true);
   });
+  test("no environment names a kube-* Namespace, the prefix Kubernetes keeps for itself (kube-flannel, kube-systems)", () => {
+    for (const namespace of ["kube-flannel", "kube-systems"]) {
+      const refused = asked("CREATE", projectNamed("shop", { environments: [{ name: "sys", namespace }] }), null, "pat", [ADMINISTER]);
+      assert.equal(refused.allowed, false, namespace);
+      assert.match(String(refused.message), new RegExp(`^Environment sys names Namespace ${namespace}, which no Project may hold`));
+    }
+  });
+  test("a Project being deleted may not name a reserved Namespace it did not name before: its finalizers would take it", () => {
+    const deleting = (environments: unknown[]) => ({ ...projectNamed("shop", { environments }), metadata: { ...projectNamed("shop", {}).metadata, deletionTimestamp: "2026-12-06T00:00:00Z" } });
+    const refused = asked("UPDATE", deleting([{ name: "sys", namespace: "kube-system" }]), deleting([]), "pat", [ADMINISTER]);
+    assert.equal(refused.allowed, false);
+    assert.match(String(refused.message), /^Environment sys names Namespace kube-system, which no Project may hold/);
+  });
+  // feature: integrations
+  test("no environment names the integrations' Namespace, which holds every Project's credentials, to an admin too", () => {
+    const refused = asked("CREATE", projectNamed("shop", { environments: [{ name: "ops", namespace: INTEGRATIONS_NAMESPACE }] }), null, "pat", [ADMINISTER]);
+    assert.equal(refused.allowed, false);
+    assert.match(String(refused.message), new RegExp(`^Namespace ${INTEGRATIONS_NAMESPACE} holds every Project's integration credentials: no Project may hold it`));
+    const alsoWhileDeleting = { ...projectNamed("shop", { environments: [{ name: "ops", namespace: INTEGRATIONS_NAMESPACE }] }), metadata: { ...projectNamed("shop", {}).metadata, deletionTimestamp: "2026-12-06T00:00:00Z" } };
+    assert.equal(asked("UPDATE", alsoWhileDeleting, projectNamed("shop", {}), "pat", [ADMINISTER]).allowed, false);
+  });
+  // end feature: integrations
 
   // feature: guardrails
   // What everyone may use, as the manifest grants it.
