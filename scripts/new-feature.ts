@@ -249,13 +249,15 @@ export function compositionRestored(read: (path: string) => string, directory: s
         const base = withoutComposition(wanted, path);
         if (base === wanted || !existsSync(new URL(path, root))) return [];
         const current = read(path);
+        // Composing lines the copy already has, put back by hand after a refusal below, stay as they are.
+        if (withoutComposition(writtenByHand(current), path) !== writtenByHand(current)) return [];
         const files = ["current", "base", "wanted"].map((name) => join(scratch, name));
         [writtenByHand(current), base, wanted].forEach((content, at) => writeFileSync(files[at]!, content));
         let merged: string;
         try {
-          merged = execFileSync("git", ["merge-file", "-p", ...files], { encoding: "utf8" });
-        } catch {
-          throw new Error(`${path}: the lines that compose features do not merge with this copy's changes; bring them back from ${commit.slice(0, 12)} by hand`);
+          merged = execFileSync("git", ["merge-file", "-p", "--no-diff3", ...files], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+        } catch (error) {
+          throw new Error(conflictExplained(path, current, (error as { stdout?: string }).stdout ?? "", commit));
         }
         return [[path, merged + current.slice(writtenByHand(current).length)]];
       }),
@@ -263,6 +265,34 @@ export function compositionRestored(read: (path: string) => string, directory: s
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Why a file's composing lines could not be put back, for a person who never
+ * saw them: where the copy changed the lines beside them (its line numbers),
+ * what it has there and what new-feature would write, and what to do.
+ */
+export function conflictExplained(path: string, current: string, merged: string, commit: string): string {
+  const lines = current.split("\n");
+  const places: string[] = [];
+  let ours: string[] | undefined;
+  let theirs: string[] | undefined;
+  for (const line of merged.split("\n")) {
+    if (line.startsWith("<<<<<<<")) ours = [];
+    else if (line.startsWith("=======") && ours && !theirs) theirs = [];
+    else if (line.startsWith(">>>>>>>") && ours && theirs) {
+      const at = lines.findIndex((_, index) => ours!.every((mine, offset) => lines[index + offset] === mine));
+      const where = ours.length === 0 || at < 0 ? "" : ours.length === 1 ? `line ${at + 1}` : `lines ${at + 1}-${at + ours.length}`;
+      const quoted = (text: string[]) => text.map((line) => `    ${line}`).join("\n");
+      places.push(`  ${where ? `at ${where}, ` : ""}this copy has:\n${quoted(ours)}\n  and new-feature would write:\n${quoted(theirs)}`);
+      [ours, theirs] = [undefined, undefined];
+    } else (theirs ?? ours)?.push(line);
+  }
+  return [
+    `${path}: this copy changed the lines beside those that composed features (the ones marked "features", which went with the last feature), so new-feature cannot put them back as they were in commit ${commit.slice(0, 12)}:`,
+    ...places,
+    `Write the marked lines into ${path} by hand beside your own, then run new-feature again; it keeps a file that has them.`,
+  ].join("\n");
 }
 
 /** Inserts `lines` before the one line that matches `at`, or throws naming the file. */

@@ -72,7 +72,11 @@ export function renamedTree(from: Names, to: Names): string {
     writeFileSync(join(tree, path), text.includes("\0") || ABOUT_NAMES.includes(path) ? bytes : renameFile(path, text, from, to));
   }
   symlinkSync(new URL("node_modules", root).pathname, join(tree, "node_modules"), "dir");
-  // The scripts list a copy's files as git does.
-  execFileSync("git", ["init", "-q"], { cwd: tree });
+  // The scripts list a copy's files as git does, and new-feature brings
+  // back from history what composes features in a copy that took its last one away.
+  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=rename-trees", "-c", "user.email=rename-trees@localhost", ...args], { cwd: tree, stdio: "ignore" });
+  git("init", "-q");
+  git("add", "-A");
+  git("commit", "-q", "--no-verify", "-m", "the renamed tree");
   return tree;
 }
