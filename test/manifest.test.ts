@@ -775,7 +775,7 @@ describe("manifest: the pod passes Pod Security restricted", () => {
 });
 
 describe("manifest: the CRD's status", () => {
-  test("declares only fields sync writes, in the fixtures' answers or a Project's with environments: one nothing writes would stay in a copy, empty", () => {
+  test("declares only fields sync writes, in the fixtures' answers or the plays beside them: one nothing writes would stay in a copy, empty", () => {
     const answers = [
       ...readdirSync(new URL("fixtures", import.meta.url)).map((file) => {
         const { parent, children, related } = fixture(file.replace(/\.json$/, ""));
