@@ -21,7 +21,7 @@ plane=$(realpath -m "${LOCAL_CONTROL_PLANE:-../shared/local-control-plane}")
 cd "$core"
 npm ci --no-audit --no-fund --loglevel=error
 # None in a copy that took every feature away already: the core's own CI.
-features=$(ls features 2>/dev/null | sed -n '/^index\.ts$/!s/\.ts$//p' | tr '\n' ' ')
+features=$(if [ -d features ]; then ls features; fi | sed -n '/^index\.ts$/!s/\.ts$//p' | tr '\n' ' ')
 echo "taking away: $features"
 # shellcheck disable=SC2086
 [ -z "$features" ] || npm run -s take-away -- $features
