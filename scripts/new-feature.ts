@@ -25,7 +25,7 @@
 // child's fields), `npm run fixtures -- --from-code <name>-sync '<spec>'`
 // for a fixture that asks for its children, and `npm test`.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pluralize from "pluralize";
@@ -430,7 +430,11 @@ if (import.meta.filename === process.argv[1]) {
       ...(feature.child ? fixturesWith(feature.child, Object.fromEntries(fixtures.map((path) => [path, read(path)]))) : {}),
       ...filesFor(feature),
     };
-    for (const [path, text] of Object.entries(written)) writeFileSync(new URL(path, root), text);
+    for (const [path, text] of Object.entries(written)) {
+      // features/ itself is gone from a clone of a copy that took its last feature away: git keeps no empty folder.
+      mkdirSync(new URL(".", new URL(path, root)), { recursive: true });
+      writeFileSync(new URL(path, root), text);
+    }
     console.log(`new feature ${feature.name}: ${Object.keys(written).join(", ")}`);
     console.log(`next: its rules in features/${feature.name}.ts and its tests, and each sentence that opens with "(${TO_FILL}" (npm test names those left), then ${CHECK.join(", then ")}`);
   } catch (error) {
