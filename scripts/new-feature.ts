@@ -235,7 +235,12 @@ export function compositionRestored(read: (path: string) => string, directory: s
   const paths = git(["ls-tree", "-r", "--name-only", commit]).split("\n").filter(Boolean);
   const old = (path: string) => git(["show", `${commit}:${path}`]);
   // Only the core's names: the commit's features, and so their kinds, are stripped from what comes back.
-  const [from, to] = [{ ...currentNames(old("k8s.yaml"), coreNamesIn(old("sync.ts"))), kinds: [] }, { ...currentNames(read("k8s.yaml")), kinds: [] }];
+  const [was, is] = [currentNames(old("k8s.yaml"), coreNamesIn(old("sync.ts"))), currentNames(read("k8s.yaml"))];
+  // The label naming a Namespace's Project, which a rename may have given any name (`--rename`).
+  const labelIn = (sync: string, kind: string) => new RegExp(`^export const ${kind.toUpperCase()}_LABEL = "([^"]+)"`, "m").exec(sync)?.[1];
+  const labels = [labelIn(old("sync.ts"), was.kind), labelIn(read("sync.ts"), is.kind)];
+  const renamed = (index: number) => (labels.every(Boolean) ? [labels[index]!] : []);
+  const [from, to] = [{ ...was, kinds: [], labels: renamed(0) }, { ...is, kinds: [], labels: renamed(1) }];
   const features = featureNames(paths);
   const scratch = mkdtempSync(join(tmpdir(), "new-feature-"));
   try {
