@@ -25,7 +25,7 @@
 // child's fields), `npm run fixtures -- --from-code <name>-sync '<spec>'`
 // for a fixture that asks for its children, and `npm test`.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pluralize from "pluralize";
@@ -235,7 +235,12 @@ export function compositionRestored(read: (path: string) => string, directory: s
   const paths = git(["ls-tree", "-r", "--name-only", commit]).split("\n").filter(Boolean);
   const old = (path: string) => git(["show", `${commit}:${path}`]);
   // Only the core's names: the commit's features, and so their kinds, are stripped from what comes back.
-  const [from, to] = [{ ...currentNames(old("k8s.yaml"), coreNamesIn(old("sync.ts"))), kinds: [] }, { ...currentNames(read("k8s.yaml")), kinds: [] }];
+  const [was, is] = [currentNames(old("k8s.yaml"), coreNamesIn(old("sync.ts"))), currentNames(read("k8s.yaml"))];
+  // The label naming a Namespace's Project, which a rename may have given any name (`--rename`).
+  const labelIn = (sync: string, kind: string) => new RegExp(`^export const ${kind.toUpperCase()}_LABEL = "([^"]+)"`, "m").exec(sync)?.[1];
+  const labels = [labelIn(old("sync.ts"), was.kind), labelIn(read("sync.ts"), is.kind)];
+  const renamed = (index: number) => (labels.every(Boolean) ? [labels[index]!] : []);
+  const [from, to] = [{ ...was, kinds: [], labels: renamed(0) }, { ...is, kinds: [], labels: renamed(1) }];
   const features = featureNames(paths);
   const scratch = mkdtempSync(join(tmpdir(), "new-feature-"));
   try {
@@ -249,13 +254,15 @@ export function compositionRestored(read: (path: string) => string, directory: s
         const base = withoutComposition(wanted, path);
         if (base === wanted || !existsSync(new URL(path, root))) return [];
         const current = read(path);
+        // Composing lines the copy already has, put back by hand after a refusal below, stay as they are.
+        if (withoutComposition(writtenByHand(current), path) !== writtenByHand(current)) return [];
         const files = ["current", "base", "wanted"].map((name) => join(scratch, name));
         [writtenByHand(current), base, wanted].forEach((content, at) => writeFileSync(files[at]!, content));
         let merged: string;
         try {
-          merged = execFileSync("git", ["merge-file", "-p", ...files], { encoding: "utf8" });
-        } catch {
-          throw new Error(`${path}: the lines that compose features do not merge with this copy's changes; bring them back from ${commit.slice(0, 12)} by hand`);
+          merged = execFileSync("git", ["merge-file", "-p", "--no-diff3", ...files], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+        } catch (error) {
+          throw new Error(conflictExplained(path, current, (error as { stdout?: string }).stdout ?? "", commit));
         }
         return [[path, merged + current.slice(writtenByHand(current).length)]];
       }),
@@ -263,6 +270,34 @@ export function compositionRestored(read: (path: string) => string, directory: s
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Why a file's composing lines could not be put back, for a person who never
+ * saw them: where the copy changed the lines beside them (its line numbers),
+ * what it has there and what new-feature would write, and what to do.
+ */
+export function conflictExplained(path: string, current: string, merged: string, commit: string): string {
+  const lines = current.split("\n");
+  const places: string[] = [];
+  let ours: string[] | undefined;
+  let theirs: string[] | undefined;
+  for (const line of merged.split("\n")) {
+    if (line.startsWith("<<<<<<<")) ours = [];
+    else if (line.startsWith("=======") && ours && !theirs) theirs = [];
+    else if (line.startsWith(">>>>>>>") && ours && theirs) {
+      const at = lines.findIndex((_, index) => ours!.every((mine, offset) => lines[index + offset] === mine));
+      const where = ours.length === 0 || at < 0 ? "" : ours.length === 1 ? `line ${at + 1}` : `lines ${at + 1}-${at + ours.length}`;
+      const quoted = (text: string[]) => text.map((line) => `    ${line}`).join("\n");
+      places.push(`  ${where ? `at ${where}, ` : ""}this copy has:\n${quoted(ours)}\n  and new-feature would write:\n${quoted(theirs)}`);
+      [ours, theirs] = [undefined, undefined];
+    } else (theirs ?? ours)?.push(line);
+  }
+  return [
+    `${path}: this copy changed the lines beside those that composed features (the ones marked "features", which went with the last feature), so new-feature cannot put them back as they were in commit ${commit.slice(0, 12)}:`,
+    ...places,
+    `Write the marked lines into ${path} by hand beside your own, then run new-feature again; it keeps a file that has them.`,
+  ].join("\n");
 }
 
 /** Inserts `lines` before the one line that matches `at`, or throws naming the file. */
@@ -400,7 +435,11 @@ if (import.meta.filename === process.argv[1]) {
       ...(feature.child ? fixturesWith(feature.child, Object.fromEntries(fixtures.map((path) => [path, read(path)]))) : {}),
       ...filesFor(feature),
     };
-    for (const [path, text] of Object.entries(written)) writeFileSync(new URL(path, root), text);
+    for (const [path, text] of Object.entries(written)) {
+      // features/ itself is gone from a clone of a copy that took its last feature away: git keeps no empty folder.
+      mkdirSync(new URL(".", new URL(path, root)), { recursive: true });
+      writeFileSync(new URL(path, root), text);
+    }
     console.log(`new feature ${feature.name}: ${Object.keys(written).join(", ")}`);
     console.log(`next: its rules in features/${feature.name}.ts and its tests, and each sentence that opens with "(${TO_FILL}" (npm test names those left), then ${CHECK.join(", then ")}`);
   } catch (error) {

@@ -20,10 +20,11 @@ git clone -q . "$core"
 plane=$(realpath -m "${LOCAL_CONTROL_PLANE:-../shared/local-control-plane}")
 cd "$core"
 npm ci --no-audit --no-fund --loglevel=error
-features=$(ls features | grep -vx 'index.ts' | sed -n 's/\.ts$//p' | tr '\n' ' ')
+# None in a copy that took every feature away already: the core's own CI.
+features=$(if [ -d features ]; then ls features; fi | sed -n '/^index\.ts$/!s/\.ts$//p' | tr '\n' ' ')
 echo "taking away: $features"
 # shellcheck disable=SC2086
-npm run -s take-away -- $features
+[ -z "$features" ] || npm run -s take-away -- $features
 [ -z "$(ls features 2>/dev/null)" ] || { echo "features/ is not empty after taking every feature away" >&2; exit 1; }
 npm run -s manifest
 npm run -s transcripts

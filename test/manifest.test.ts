@@ -22,7 +22,7 @@ import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } fro
 import { API_VERSION, FLEET_WIDE, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, isSettled, sync, type Child } from "../sync.ts";
 import { schemaErrors } from "./cel.ts";
 import { KUBECTL_LAST_APPLIED, admittedFixtureFromCode, fixtureFromCode, fixturesFromLog, parseSets, remadeFixtures, undeclaredFields } from "../scripts/capture-fixtures.ts";
-import { fixture, type FixtureName } from "./helpers.ts";
+import { fixture, namespaces, project, related, type FixtureName } from "./helpers.ts";
 import {
   ANNOTATIONS_LIMIT_BYTES,
   BUNDLE_FILE,
@@ -771,6 +771,21 @@ describe("manifest: the pod passes Pod Security restricted", () => {
         assert.ok(object.metadata.labels[`app.kubernetes.io/${label}`], `${object.kind ?? "pod template"}: ${label}`);
       }
     }
+  });
+});
+
+describe("manifest: the CRD's status", () => {
+  test("declares only fields sync writes, in the fixtures' answers or the plays beside them: one nothing writes would stay in a copy, empty", () => {
+    const answers = [
+      ...readdirSync(new URL("fixtures", import.meta.url)).map((file) => {
+        const { parent, children, related } = fixture(file.replace(/\.json$/, ""));
+        return sync(parent, children, related, () => new Date());
+      }),
+      sync(project("shop", { spec: { environments: [{ name: "dev" }] } }), namespaces(), related(), () => new Date()), // feature: environments
+    ];
+    const written = new Set(answers.flatMap((answer) => Object.keys(answer.status)));
+    const declared = Object.keys(crd.spec.versions[0].schema.openAPIV3Schema.properties.status.properties);
+    assert.deepEqual(declared.filter((field) => !written.has(field)), []);
   });
 });
 

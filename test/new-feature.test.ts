@@ -1,7 +1,8 @@
 // `npm run new-feature` writes a feature ready to fill in every place a
 // feature has; `npm run take-away` of it gives back the repository as it was.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -116,6 +117,53 @@ describe("new-feature", () => {
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }
+  });
+
+  describe("a copy that changed the lines beside those that composed features", () => {
+    // A copy whose last commit took the last feature away, and before it one whose page had a line composing features.
+    const page = "docs/cluster.md";
+    const composed = "# Walkthrough\n\nThe webhook asked only for the name,\nthe labels its features set, <!-- features -->\nand the label.\n";
+    const edited = "# Walkthrough\n\nThe webhook asked only for the name and the shelf's colour,\nand the label.\n";
+    const withHistory = (test: (copy: string) => void) => {
+      const copy = mkdtempSync(join(tmpdir(), "new-feature-conflict-"));
+      const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=test", "-c", "user.email=test@localhost", ...args], { cwd: copy, stdio: "ignore" });
+      try {
+        for (const [path, text] of [["sync.ts", onDisk("sync.ts")], ["k8s.yaml", onDisk("k8s.yaml")], [COMPOSITION, "export {};\n"], [page, composed]] as const) {
+          mkdirSync(join(copy, path, ".."), { recursive: true });
+          writeFileSync(join(copy, path), text);
+        }
+        git("init", "-q");
+        git("add", "-A");
+        git("commit", "-q", "-m", "with features");
+        git("rm", "-q", COMPOSITION);
+        git("commit", "-q", "-m", "the last feature taken away");
+        test(copy);
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
+    };
+    const reading = (text: string) => (path: string) => (path === page ? text : onDisk(path));
+
+    test("is refused naming the file, the line the copy changed, both texts and what to do", () =>
+      withHistory((copy) =>
+        assert.throws(
+          () => compositionRestored(reading(edited), copy),
+          (error: Error) =>
+            error.message.startsWith(`${page}: this copy changed the lines beside those that composed features`) &&
+            error.message.includes("at line 3, this copy has:\n    The webhook asked only for the name and the shelf's colour,\n") &&
+            error.message.includes("new-feature would write:\n    The webhook asked only for the name,\n    the labels its features set, <!-- features -->") &&
+            error.message.includes(`Write the marked lines into ${page} by hand`),
+        ),
+      ));
+
+    test("keeps the file as it is once its marked lines are written back by hand", () =>
+      withHistory((copy) => {
+        const mended = edited.replace(",\n", ",\nthe labels its features set, <!-- features -->\n");
+        assert.equal(compositionRestored(reading(mended), copy)[page], undefined);
+      }));
+
+    test("an untouched page gets its lines back", () =>
+      withHistory((copy) => assert.equal(compositionRestored(reading("# Walkthrough\n\nThe webhook asked only for the name,\nand the label.\n"), copy)[page], composed)));
   });
 
   test("a kind's resource is spelt as Kubernetes spells its own", () => {

@@ -65,6 +65,12 @@ export const describeNames = ({ to, renames }: Generated) =>
 export function renamedTree(from: Names, to: Names): string {
   const root = new URL("..", import.meta.url);
   const tree = mkdtempSync(join(tmpdir(), `renamed-${to.kind.toLowerCase()}-`));
+  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=rename-trees", "-c", "user.email=rename-trees@localhost", ...args], { cwd: tree, stdio: "ignore" });
+  // This repository's history under the renamed files, as a person's renamed
+  // clone has it: the scripts list a copy's files as git does, and in a copy
+  // that took its last feature away, new-feature brings back from history
+  // what composes features.
+  git("clone", "-q", "--no-checkout", root.pathname, ".");
   for (const path of [...filesToRename(), ...ABOUT_NAMES]) {
     const bytes = readFileSync(new URL(path, root));
     const text = bytes.toString("utf8");
@@ -72,7 +78,7 @@ export function renamedTree(from: Names, to: Names): string {
     writeFileSync(join(tree, path), text.includes("\0") || ABOUT_NAMES.includes(path) ? bytes : renameFile(path, text, from, to));
   }
   symlinkSync(new URL("node_modules", root).pathname, join(tree, "node_modules"), "dir");
-  // The scripts list a copy's files as git does.
-  execFileSync("git", ["init", "-q"], { cwd: tree });
+  git("add", "-A");
+  git("commit", "-q", "--no-verify", "-m", "the renamed tree");
   return tree;
 }
