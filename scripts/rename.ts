@@ -165,8 +165,9 @@ export function renamed(text: string, from: Names, given: Names, speaksGitLab = 
   const pattern = new RegExp(
     [
       ...(labels ? [`(?<label>(?<![-a-z0-9])(?:${labels}))(?![-a-z0-9_.])`] : []),
-      // The article may end a line whose next one, past a comment's mark, holds the kind (`a\n// Team`), and the kind alone may be in backticks.
-      ...(words.length ? [`(?<article>\\b[Aa]n?)(?<gap> |\\n[ \\t]*(?:(?:\\/\\/|\\*|#) )?)(?<tick>\`(?=(?:${word})\`))?(?<articled>${word})`] : []),
+      // The article may end a line whose next one, past a comment's mark, holds the kind (`a\n// Team`), and the kind alone may be in backticks;
+      // in a heading's anchor (`#2-create-a-project`) a dash stands for the space.
+      ...(words.length ? [`(?<article>\\b[Aa]n?)(?<gap> |\\n[ \\t]*(?:(?:\\/\\/|\\*|#) )?|(?<=#[-a-z0-9]*-an?)-)(?<tick>\`(?=(?:${word})\`))?(?<articled>${word})`] : []),
       `(?<escapedGroup>${escape(escape(from.group))})`,
       `(?<group>${escape(from.group)})`,
       // The prefix where it stands alone, and in the uid test/helpers.ts gives an object after its name (`uid-of-proj-test`).

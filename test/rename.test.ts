@@ -54,6 +54,11 @@ describe("rename: the words", () => {
     const text = "when a\nProject is stuck\n// each tenant of a\n// Project\n * whenever a\n * Project\n# a\n# project\nA `Project` (cluster-scoped)";
     assert.equal(renamed(text, PROJECT, order), "when an\nOrder is stuck\n// each tenant of an\n// Order\n * whenever an\n * Order\n# an\n# order\nAn `Order` (cluster-scoped)");
     assert.equal(renamed("data\nProject, a\n\nProject", PROJECT, order), "data\nOrder, a\n\nOrder", "a word ending in a, or a paragraph between, is no article of it");
+    assert.equal(
+      renamed("[Create a Project](docs/cluster.md#2-create-a-project), [x](#why-a-project-waits), alpha-a-project", PROJECT, order),
+      "[Create an Order](docs/cluster.md#2-create-an-order), [x](#why-an-order-waits), alpha-a-order",
+      "a heading's anchor spells the article as its heading does; a dash elsewhere is no space",
+    );
   });
 
   test("the prefix in the uid test/helpers.ts derives from an object's name is renamed with the name", () => {
