@@ -782,6 +782,14 @@ describe("manifest: the CRD's status", () => {
         return sync(parent, children, related, () => new Date());
       }),
       sync(project("shop", { spec: { environments: [{ name: "dev" }] } }), namespaces(), related(), () => new Date()), // feature: environments
+      // feature: members & environments
+      // A member that kept prod withholds (environments.test.ts plays it out).
+      ((observed: ObservedChildren) => {
+        observed["Namespace.v1"]["proj-shop--prod"]!.metadata = { name: "proj-shop--prod", annotations: { "agrrh.com/environment": "prod" } };
+        const spec = { members: [{ kind: "ServiceAccount", namespace: "proj-shop--dev", name: "x", role: "edit" }], environments: [{ name: "dev" }] };
+        return sync(project("shop", { spec }), observed, related(), () => new Date());
+      })(namespaces({ "proj-shop--dev": "Active", "proj-shop--prod": "Active" })),
+      // end feature: members & environments
     ];
     const written = new Set(answers.flatMap((answer) => Object.keys(answer.status)));
     const declared = Object.keys(crd.spec.versions[0].schema.openAPIV3Schema.properties.status.properties);
