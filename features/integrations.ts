@@ -533,7 +533,13 @@ type Observations = {
 };
 
 /** Not finalizing: each integration's Job, in the profile's order, so that each `after` is decided first. */
-function runs(input: { read: Read; context: Context; seen: Observations; notYet?: string }): Plan {
+function runs(input: {
+  read: Read;
+  context: Context;
+  seen: Observations;
+  notYet?: string;
+  unmade?: string[]; // feature: integrations & environments
+}): Plan {
   const { read, context, seen, notYet } = input;
   const given = (name: string) => read.supplied[name] ?? NOTHING_SUPPLIED;
   const entries: IntegrationStatus[] = [];
@@ -542,11 +548,24 @@ function runs(input: { read: Read; context: Context; seen: Observations; notYet?
   const phases = new Map<string, Phase>();
   let failed: Readiness | undefined;
   let heldBack = false;
+  // Those that wait for what another feature reports, and says why: not waited for here, so that Ready says it.
+  const reportedElsewhere = new Set<string>();
   for (const integration of read.declared) {
     const job = jobFor(integration, given(integration.name), context, "run");
     const observed = seen.jobOf(job);
     const pending = integration.after.filter((name) => phases.get(name) !== "Succeeded");
     const entry: IntegrationStatus = { name: integration.name, phase: "Waiting", job: job.metadata.name };
+    let waitsFor = pending.length ? `${pending.join(", ")} to succeed` : notYet;
+    // feature: integrations & environments
+    // Told the environments, it is told only Namespaces that are the
+    // Project's: one someone else's, or past the bound, is never made, and
+    // the environments feature says why.
+    if (!waitsFor && integration.environments && input.unmade?.length) {
+      waitsFor = `Namespace ${input.unmade.join(", ")} to be this Project's`;
+      reportedElsewhere.add(integration.name);
+    }
+    // end feature: integrations & environments
+    if (pending.some((name) => reportedElsewhere.has(name))) reportedElsewhere.add(integration.name);
     if (observed) {
       // A Job once observed stays, whatever else is true now.
       const outcome = outcomeOf(observed.job);
@@ -562,17 +581,17 @@ function runs(input: { read: Read; context: Context; seen: Observations; notYet?
             ` Once the cause is put right, run it again: ${patchCommand(context.project, integration.name, { retry: given(integration.name).retry + 1 })}`,
         };
       }
-    } else if (pending.length === 0 && !notYet) {
+    } else if (!waitsFor) {
       jobs.push(job);
       entry.phase = "Running";
     } else {
-      entry.message = pending.length ? `waiting for ${pending.join(", ")} to succeed` : `waiting for ${notYet}`;
-      heldBack ||= pending.length === 0;
+      entry.message = `waiting for ${waitsFor}`;
+      heldBack ||= pending.length === 0 && !reportedElsewhere.has(integration.name);
     }
     // While it runs again, what it reported last still holds.
     const outputs = context.reports[integration.name];
     if (outputs) entry.outputs = outputs;
-    if (entry.phase !== "Succeeded" && entry.phase !== "Failed") waitingFor.push(job.metadata.name);
+    if (entry.phase !== "Succeeded" && entry.phase !== "Failed" && !reportedElsewhere.has(integration.name)) waitingFor.push(job.metadata.name);
     phases.set(integration.name, entry.phase);
     entries.push(entry);
   }
@@ -663,7 +682,7 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
   customize: (_project, spec) => [{ apiVersion: "agrrh.com/v1", resource: "projectprofiles", names: [profileNameOf(spec)] }],
   refusals: ["InvalidIntegrations"],
   reasons: ["IntegrationFailed", "WaitingForIntegrations", "TeardownFailed", "TearingDown"],
-  plan: ({ project, spec, namespace, active, children, related, earlierInPlace, finalizing }) => {
+  plan: ({ project, spec, namespace, active, owned, children, related, earlierInPlace, finalizing }) => {
     const observed: Observed[] = Object.entries(children[JOBS]).flatMap(([key, job]) => {
       const labels = job.metadata?.labels ?? {};
       const integration = labels[LABELS.integration];
@@ -727,7 +746,15 @@ export const integrations: Feature<typeof spec, typeof children, typeof related>
     const wanted = inputsFor(namespace, inputs, reports);
     const written = wanted.every((map) => sameData(children[CONFIG_MAPS][`${INTEGRATIONS_NAMESPACE}/${map.metadata.name}`]?.data ?? {}, map.data));
     const notYet = !inPlace ? "the Project's Namespace and access" : written ? undefined : `its inputs, ConfigMaps ${wanted.map((map) => `${INTEGRATIONS_NAMESPACE}/${map.metadata.name}`).join(" and ")}, to be written`;
-    const plan = finalizing ? teardowns({ read: inputs, context, seen, notYet }) : runs({ read: inputs, context, seen, notYet });
+    const plan = finalizing
+      ? teardowns({ read: inputs, context, seen, notYet })
+      : runs({
+          read: inputs,
+          context,
+          seen,
+          notYet,
+          unmade: inputs.environments.filter((told) => !owned[told.namespace]).map((told) => told.namespace), // feature: integrations & environments
+        });
     const started = plan.children.length > 0 || observed.length > 0;
     const handOvers = handingOver(started && !finalizing ? inputs.declared.filter((each) => each.handsOverSecret).map((each) => each.name) : handedOver);
     const placed = observed.length > 0 || (!finalizing && inPlace);

@@ -40,7 +40,12 @@ export const CLUSTER_ROLE_BINDINGS = "ClusterRoleBinding.rbac.authorization.k8s.
 // Members are taken as a list here and checked against the rules below by
 // `sync`: a Project admitted before those rules existed then gets a status
 // that says what is wrong, instead of a refused request that stalls it.
-const spec = { members: v.nullish(v.array(v.unknown())) };
+const spec = {
+  members: v.nullish(v.array(v.unknown())),
+  environments: v.nullish(v.array(v.unknown())), // feature: members & environments
+};
+/** The spec fields a Namespace's members are read from. */
+type Fields = { [field in keyof typeof spec]?: unknown[] | null };
 
 // A RoleBinding or ClusterRoleBinding is read for what it grants, to tell
 // whether it is as asked, and for the copy of our last answer that
@@ -220,7 +225,7 @@ export const Members = v.pipe(
 // of the Project, able to rewrite or delete it. ServiceAccounts of other
 // namespaces are the Project's admins' to trust, but those of the Project's
 // other Namespaces, which `project` and `everyNamespace` tell (below).
-function membersIn(namespace: string, project: string, everyNamespace: { namespace: string }[]) {
+function membersIn(namespace: string, project: string, everyNamespace: { namespace: string }[], kept = false) {
   return v.pipe(
     Members,
     v.rawCheck(({ dataset, addIssue }) => {
@@ -229,7 +234,7 @@ function membersIn(namespace: string, project: string, everyNamespace: { namespa
         const of = serviceAccountsOf(member);
         const broken =
           of === namespace && member.role === "admin" ? MEMBER_RULES.ownServiceAccount
-          : of !== undefined && of !== namespace && isTheProjects(project, everyNamespace, of) ? MEMBER_RULES.elsewhere // feature: members & environments
+          : !kept && isElsewhere(namespace, project, everyNamespace, member) ? MEMBER_RULES.elsewhere // feature: members & environments
           : undefined;
         if (broken) addIssue({ message: broken, path: [{ type: "array", origin: "value", input: dataset.value, key: index, value: member }] });
       });
@@ -253,6 +258,34 @@ const isTheProjects = (project: string, everyNamespace: { namespace: string }[],
   everyNamespace.some((place) => place.namespace === namespace) ||
   namespace === `${NAMESPACE_PREFIX}${project}` ||
   namespace.startsWith(`${NAMESPACE_PREFIX}${project}${SEPARATOR}`);
+const isElsewhere = (namespace: string, project: string, everyNamespace: { namespace: string }[], member: Member) => {
+  const of = serviceAccountsOf(member);
+  return of !== undefined && of !== namespace && isTheProjects(project, everyNamespace, of);
+};
+
+// Admission sees the environments declared, and refuses such a member of
+// theirs; a Namespace kept undeclared it cannot see, so the Project's
+// members, admitted, reach it too. There the member is withheld alone, and
+// said so, and every other member keeps their access.
+const Declared = v.array(v.looseObject({ name: v.string(), namespace: v.nullish(v.string()) }));
+function isKept(project: string, environments: unknown[] | null | undefined, namespace: string): boolean {
+  const declared = v.safeParse(Declared, environments ?? []);
+  // Environments that cannot be read keep every Namespace as it is (features/environments.ts).
+  if (!declared.success) return true;
+  const names = declared.output.length ? declared.output.map((environment) => environment.namespace ?? `${NAMESPACE_PREFIX}${project}${SEPARATOR}${environment.name}`) : [`${NAMESPACE_PREFIX}${project}`];
+  return !names.includes(namespace);
+}
+
+/** In the status, the members kept Namespaces do not grant, each with where, and why: none, no field. */
+function withheld(project: string, everyNamespace: { namespace: string; spec: Fields }[]): { membersWithheld?: string } {
+  const which = everyNamespace.flatMap(({ namespace, spec }) => {
+    if (!isKept(project, spec.environments, namespace)) return [];
+    const listed = v.safeParse(membersIn(namespace, project, everyNamespace, true), spec.members ?? []);
+    return (listed.success ? listed.output : []).filter((member) => isElsewhere(namespace, project, everyNamespace, member)).map((member) => `${describeSubject(member)} in Namespace ${namespace}`);
+  });
+  if (which.length === 0) return {};
+  return { membersWithheld: `${which.join(", ")}: not granted there, as ${MEMBER_RULES.elsewhere}; every other member keeps their access.` };
+}
 // end feature: members & environments
 
 // One RoleBinding per role and kind of subject, and per namespace for
@@ -381,16 +414,26 @@ function membersRoleFor(project: string, members: Member[], owners: Pick<Cluster
 // The members' role on the Project is one object, asked for alike in each of
 // its Namespaces, so it binds whoever is a member of any of them, once, at
 // the highest role they hold there.
-function membersOfAny(project: string, everyNamespace: { namespace: string; spec: { members?: unknown[] | null } }[]): Member[] {
+function membersOfAny(project: string, everyNamespace: { namespace: string; spec: Fields }[]): Member[] {
   const highest = new Map<string, Member>();
   for (const { namespace, spec } of everyNamespace) {
-    const listed = v.safeParse(membersIn(namespace, project, everyNamespace), spec.members ?? []);
-    for (const member of listed.success ? listed.output : []) {
+    for (const member of grantedIn(namespace, project, everyNamespace, spec).granted ?? []) {
       const before = highest.get(subjectKey(member));
       if (!before || ROLES.indexOf(member.role) < ROLES.indexOf(before.role)) highest.set(subjectKey(member), member);
     }
   }
   return [...highest.values()];
+}
+
+/** The members a Namespace grants, or, where they break a rule, the problems and none. */
+function grantedIn(namespace: string, project: string, everyNamespace: { namespace: string }[], spec: Fields): { granted: Member[]; problems?: undefined } | { granted?: undefined; problems: [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]] } {
+  let kept = false;
+  kept = isKept(project, spec.environments, namespace); // feature: members & environments
+  const listed = v.safeParse(membersIn(namespace, project, everyNamespace, kept), spec.members ?? []);
+  if (!listed.success) return { problems: listed.issues };
+  let granted = listed.output;
+  granted = granted.filter((member) => !kept || !isElsewhere(namespace, project, everyNamespace, member)); // feature: members & environments
+  return { granted };
 }
 
 /**
@@ -464,13 +507,13 @@ export const members: Feature<typeof spec, typeof children> = {
   refusals: ["InvalidMembers"],
   reasons: ["RevokingUndeclaredAccess", "WaitingForRoleBindings"],
   plan: ({ project, spec, namespace, observed, children, earlierInPlace, everyNamespace }) => {
-    const listed = v.safeParse(membersIn(namespace, project.metadata.name, everyNamespace), spec.members ?? []);
+    const listed = grantedIn(namespace, project.metadata.name, everyNamespace, spec);
     // Its own bindings alone, all named project-<role>-...: other features
     // bind in the Namespace too, and theirs give members nothing.
     const accessGiven = Object.keys(children[ROLE_BINDINGS]).some((key) => key.startsWith(`${namespace}/${PROJECTS.singular}-`));
-    const declared = listed.success && listed.output.length > 0;
+    const declared = listed.granted !== undefined && listed.granted.length > 0;
     const granted = declared && (earlierInPlace || accessGiven);
-    const roleBindings = granted ? roleBindingsFor(namespace, listed.output) : [];
+    const roleBindings = granted ? roleBindingsFor(namespace, listed.granted) : [];
     const readersOfAny = membersOfAny(project.metadata.name, everyNamespace);
     const readers = readersOfAny.length ? membersRoleFor(project.metadata.name, readersOfAny, ownedByNamespace(namespace, observed)) : undefined;
     const bindings: Binding[] = [...roleBindings, ...(readers?.bindings ?? [])];
@@ -493,8 +536,11 @@ export const members: Feature<typeof spec, typeof children> = {
     return {
       children: [...(readers ? [readers.role, ...readers.bindings] : []), ...roleBindings],
       remake: undeclared.map(({ binding }) => binding),
-      status: { members: spec.members?.length ?? 0 },
-      invalid: listed.success ? undefined : invalidMembers(listed.issues),
+      status: {
+        members: spec.members?.length ?? 0,
+        ...withheld(project.metadata.name, everyNamespace), // feature: members & environments
+      },
+      invalid: listed.problems && invalidMembers(listed.problems),
       remaking: undeclared.length ? revoking(undeclared) : undefined,
       waiting: { reason: "WaitingForRoleBindings", notYet: notYet.map((object) => [object.kind, object.metadata.name]), toBe: "as asked" },
       heldBack: declared && !granted ? "members get access once they are in place" : undefined,

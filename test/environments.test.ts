@@ -214,6 +214,28 @@ describe("environments: a Project holds a Namespace per environment", () => {
     // Another's Namespace is the admins' to trust, as before.
     assert.equal(ready(playedOut(project("shop", { spec: withProd(robot("ci")) })).answer).status, "True");
   });
+
+  test("a member admitted as the Project's that a kept Namespace may not grant is withheld there alone, and the status names it and the Namespace", () => {
+    const dana = { kind: "User", name: "dana", role: "admin" };
+    const robot = { kind: "ServiceAccount", namespace: envNamespace("shop", "dev"), name: "x", role: "edit" };
+    const before = playedOut(project("shop", { spec: { members: [dana], environments: [{ name: "dev" }, { name: "prod" }] } }));
+    // prod no longer declared, its Namespace kept: admission cannot see it, and admits dev's ServiceAccount.
+    const { answer } = playedOut(project("shop", { spec: { members: [dana, robot], environments: [{ name: "dev" }] } }), before.observed);
+    const prod = envNamespace("shop", "prod");
+    assert.equal(ready(answer).status, "True", ready(answer).message);
+    const subjectsIn = (namespace: string) =>
+      answer.children
+        .filter((child) => child.kind === "RoleBinding" && namespaceOfChild(child) === namespace)
+        .flatMap((binding) => (binding as unknown as { subjects: { kind: string; name: string; namespace?: string }[] }).subjects)
+        .map(({ kind, namespace: of, name }) => `${kind} ${of ? `${of}/` : ""}${name}`)
+        .sort();
+    assert.deepEqual(subjectsIn(prod), ["User dana"]);
+    assert.deepEqual(subjectsIn(envNamespace("shop", "dev")), [`ServiceAccount ${envNamespace("shop", "dev")}/x`, "User dana"]);
+    assert.match(String(answer.status["membersWithheld"]), new RegExp(`^ServiceAccount ${envNamespace("shop", "dev")}/x in Namespace ${prod}: not granted there`));
+    // Declared again, prod refuses it, as admission does.
+    const declared = sync(project("shop", { spec: { members: [dana, robot], environments: [{ name: "dev" }, { name: "prod" }] } }), before.observed, relatedOf(), at);
+    assert.equal(ready(declared).reason, "InvalidMembers");
+  });
   // end feature: members
 
   // feature: deletion-protection

@@ -27,7 +27,7 @@ import {
   type IntegrationStatus,
   type Job,
 } from "../features/integrations.ts";
-import { environmentNamespace as environmentsNamespace } from "../features/environments.ts"; // feature: integrations & environments
+import { ENVIRONMENT_ANNOTATION, MAX_ENVIRONMENTS, environmentNamespace as environmentsNamespace } from "../features/environments.ts"; // feature: integrations & environments
 import { SETTLED, at, escaped, namespaceIn, namespaceOf, namespaces, project, related, verdict, withObserved } from "./helpers.ts";
 
 const PROJECT = "shop";
@@ -771,6 +771,7 @@ describe("integrations & environments: an integration is told the Project's envi
   const DECLARED = [{ name: "dev" }, { name: "staging" }, { name: "prod" }];
   const told = (environments: { name: string }[]) => environments.map(({ name }) => ({ name, namespace: environmentsNamespace(PROJECT, name) }));
   const TAKING = [integration("repository"), integration("runner", { environments: true })];
+  const RUNNER = TAKING.slice(1);
   /** Its answer once every environment's Namespace is Active and what the features before asked for is there, which the Jobs wait for. */
   const started = (environments: { name: string }[], integrations: unknown[] = TAKING) => {
     const spec = { integrations: undefined, ...(environments.length ? { environments } : {}) };
@@ -820,6 +821,37 @@ describe("integrations & environments: an integration is told the Project's envi
     const before = { name: "repository", image: plain[0]!.image, command: plain[0]!.command, env: {}, secret: "gitlab", retries: 2, deadlineSeconds: 600, revision: 0, parameters: [], members: false };
     assert.equal(jobFor(answer, "repository").metadata.name, jobNameFor(PROJECT, "repository", "run", { ...before, supplied: { parameters: {}, retry: 0 } }));
     assert.equal(inputsIn(answer).some((map) => INPUT_KEYS.environments in map.data), false);
+  });
+
+  test("one that takes them waits, with no Job, while an environment's Namespace is someone else's, and Ready says EnvironmentConflict", () => {
+    const spec = { integrations: undefined, environments: [{ name: "dev" }, { name: "prod" }] };
+    const [dev, prod] = [`${NAMESPACE}--dev`, `${NAMESPACE}--prod`];
+    const made = namespaces({ [dev]: "Active" });
+    const answerWith = (integrations: unknown[]) => {
+      const theirs: RelatedObjects = { ...profiled(integrations), [NAMESPACE_GROUP]: related({ [prod]: { phase: "Active" } })[NAMESPACE_GROUP]! };
+      const first = syncWritten(shop(spec), made, theirs, at);
+      return syncWritten(shop(spec), observed(made, [], first.children.filter((child) => child.kind !== "Job" && child.kind !== "Namespace")), theirs, at);
+    };
+    // The one after it waits with it, and is not waited for either.
+    const answer = answerWith([...RUNNER, integration("deploy", { after: ["runner"] })]);
+    assert.deepEqual(jobsIn(answer), []);
+    assert.equal(statusOf(answer).find((entry) => entry.name === "runner")?.message, `waiting for Namespace ${prod} to be this Project's`);
+    assert.equal(verdict(answer).reason, "EnvironmentConflict", verdict(answer).message);
+    // One not told them runs.
+    assert.deepEqual(jobsIn(answerWith(TAKING)).map((job) => job.metadata.labels?.[LABELS.integration]), ["repository"]);
+  });
+
+  test("one that takes them makes no Job for an environment past the bound, however often it is renamed, and Ready says TooManyNamespaces", () => {
+    const kept = Array.from({ length: MAX_ENVIRONMENTS }, (_, at) => `${NAMESPACE}--old${at}`);
+    const made = namespaces(Object.fromEntries(kept.map((namespace) => [namespace, "Active"])));
+    for (const namespace of kept) (made[NAMESPACE_GROUP][namespace]!.metadata as { annotations?: Record<string, string> }).annotations = { [ENVIRONMENT_ANNOTATION]: namespace.slice(namespace.lastIndexOf("-") + 1) };
+    for (const name of ["new", "newer", "newest"]) {
+      const spec = { integrations: undefined, environments: [{ name: "old0" }, { name }] };
+      const first = syncWritten(shop(spec), made, profiled(RUNNER), at);
+      const answer = syncWritten(shop(spec), observed(made, [], first.children.filter((child) => child.kind !== "Job" && child.kind !== "Namespace")), profiled(RUNNER), at);
+      assert.deepEqual(jobsIn(answer), [], name);
+      assert.equal(verdict(answer).reason, "TooManyNamespaces", `${name}: ${verdict(answer).message}`);
+    }
   });
 });
 // end feature: integrations & environments

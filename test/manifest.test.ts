@@ -19,10 +19,11 @@ import { LimitRange, ResourceQuota } from "kubernetes-models/v1"; // feature: gu
 import * as v from "valibot";
 import { parseAllDocuments } from "yaml";
 import { CUSTOMIZE_PATH, FINALIZE_PATH, HEALTH_PATH, SYNC_PATH, readConfig } from "../main.ts";
-import { API_VERSION, FLEET_WIDE, GROUP, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, isSettled, sync, type Child } from "../sync.ts";
+import { API_VERSION, FLEET_WIDE, GROUP, NAMESPACES, ObservedChildren, PARENT, RelatedObjects, VERSION, customize, isSettled, sync, type Child } from "../sync.ts";
 import { schemaErrors } from "./cel.ts";
 import { KUBECTL_LAST_APPLIED, admittedFixtureFromCode, fixtureFromCode, fixturesFromLog, parseSets, remadeFixtures, undeclaredFields } from "../scripts/capture-fixtures.ts";
-import { fixture, namespaces, project, related, type FixtureName } from "./helpers.ts";
+import { fixture, namespaceOf, namespaces, project, related, type FixtureName } from "./helpers.ts";
+import { ENVIRONMENT_ANNOTATION } from "../features/environments.ts"; // feature: members & environments
 import {
   ANNOTATIONS_LIMIT_BYTES,
   BUNDLE_FILE,
@@ -782,6 +783,16 @@ describe("manifest: the CRD's status", () => {
         return sync(parent, children, related, () => new Date());
       }),
       sync(project("shop", { spec: { environments: [{ name: "dev" }] } }), namespaces(), related(), () => new Date()), // feature: environments
+      // feature: members & environments
+      // A member that kept prod withholds (environments.test.ts plays it out).
+      (() => {
+        const [dev, prod] = [`${namespaceOf("shop")}--dev`, `${namespaceOf("shop")}--prod`];
+        const observed = namespaces({ [dev]: "Active", [prod]: "Active" });
+        observed[NAMESPACES][prod]!.metadata = { name: prod, annotations: { [ENVIRONMENT_ANNOTATION]: "prod" } };
+        const spec = { members: [{ kind: "ServiceAccount", namespace: dev, name: "x", role: "edit" }], environments: [{ name: "dev" }] };
+        return sync(project("shop", { spec }), observed, related(), () => new Date());
+      })(),
+      // end feature: members & environments
     ];
     const written = new Set(answers.flatMap((answer) => Object.keys(answer.status)));
     const declared = Object.keys(crd.spec.versions[0].schema.openAPIV3Schema.properties.status.properties);
